@@ -1,0 +1,23 @@
+"""Demo jobs: what a project's ``<app>/jobs.py`` looks like."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import emq
+
+
+@emq.job
+def add(a: int, b: int) -> int:
+    """Add two numbers: the smallest job there is."""
+    return a + b
+
+
+@emq.job(max_attempts=4, backoff=(0.5, 5.0))
+def flaky_report(n: int) -> dict:
+    """Build a pretend report; fails now and then to show retries with backoff."""
+    time.sleep(random.uniform(0.01, 0.2))
+    if random.random() < 0.3:
+        raise RuntimeError(f"report {n}: upstream timed out (retried with backoff)")
+    return {"report": n, "rows": random.randint(1, 500)}

@@ -1,0 +1,96 @@
+"""The Valkey client emq uses, built from settings; an embedded Valkey when no URL is set."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from django.conf import settings
+
+from . import conf
+from .errors import ServerUnavailable
+
+_lock = threading.Lock()
+_clients: dict[tuple[str, bool], Any] = {}
+
+
+def mask(url: str) -> str:
+    """The URL with its password replaced by ``***``, fit for an error message or a log."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def data_dir() -> Path:
+    """The embedded Valkey's folder: EMQ_DATA_DIR, else ``.emq`` beside the project."""
+    folder = conf.get("EMQ_DATA_DIR")
+    if folder:
+        return Path(folder)
+    return Path(getattr(settings, "BASE_DIR", Path.cwd())) / ".emq"
+
+
+def server_url() -> str:
+    """EMQ_URL, or the URL of the embedded Valkey (started when none answers)."""
+    url = conf.get("EMQ_URL")
+    if url:
+        return url
+    from . import embedded
+
+    return embedded.start(data_dir())
+
+
+def get_client() -> Any:
+    """The shared client for the configured server (thread-safe; one pool per process)."""
+    key = (conf.get("EMQ_URL"), bool(conf.get("EMQ_CLUSTER")))
+    client = _clients.get(key)
+    if client is None:
+        with _lock:
+            client = _clients.get(key)
+            if client is None:
+                client = _clients[key] = _connect(server_url(), key[1])
+    return client
+
+
+def _connect(url: str, cluster: bool) -> Any:
+    if url.split("://", 1)[0] not in ("redis", "rediss", "unix"):
+        raise ServerUnavailable(f"EMQ_URL {mask(url)!r} is not a redis://, rediss:// or unix:// URL")
+    opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True}
+    if cluster:
+        return redis.RedisCluster.from_url(url, **opts)
+    return redis.Redis.from_url(url, **opts)
+
+
+def new_client() -> Any:
+    """A client with its own connections, for a thread that blocks (a parked worker, a Pump)."""
+    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")))
+
+
+def reset() -> None:
+    """Forget cached clients, e.g. when settings change in tests."""
+    with _lock:
+        for client in _clients.values():
+            with contextlib.suppress(Exception):
+                client.close()
+        _clients.clear()
+
+
+@contextlib.contextmanager
+def guard() -> Iterator[None]:
+    """Turn the client's connection errors into one clear ServerUnavailable naming the server."""
+    try:
+        yield
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        url = mask(conf.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
+        raise ServerUnavailable(
+            f"cannot reach Valkey at {url}: {exc}. Start the server or set EMQ_URL to one that runs."
+        ) from None

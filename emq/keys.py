@@ -1,0 +1,85 @@
+"""Every key name emq uses, in one place.
+
+All keys of one queue carry the queue's hash tag, ``<prefix>:{<queue>}:…``, so every
+script touches one cluster slot (DESIGN rule 6). Scripts receive the queue's namespace
+``<prefix>:{<queue>}:`` as KEYS[1] and derive per-job and per-group keys from it with
+the suffixes below; ``tests/test_keys.py`` checks the Lua files use the same suffixes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+JOB = "job:"  # + id        hash   one job
+LANE = "lane:"  # + group   list   ready ids of one group
+MINUTE = "minute:"  # + n   hash   per-minute outcome counters for the dashboard chart
+DEFAULT_GROUP = "_"
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """The key names of one queue."""
+
+    prefix: str
+    queue: str
+
+    @property
+    def ns(self) -> str:
+        return f"{self.prefix}:{{{self.queue}}}:"
+
+    def job(self, job_id: str) -> str:
+        return self.ns + JOB + job_id
+
+    def lane(self, group: str) -> str:
+        return self.ns + LANE + group
+
+    def minute(self, minute: int) -> str:
+        return self.ns + MINUTE + str(minute)
+
+    def fixed(self, suffix: str) -> str:
+        """Name one of the queue's fixed keys (see FIXED), e.g. ``fixed("leases")``."""
+        if suffix not in FIXED:
+            raise KeyError(f"no fixed key {suffix!r} in a queue")
+        return self.ns + suffix
+
+    def __getattr__(self, name: str) -> str:
+        """Allow ``keys.leases`` and ``keys.repeat_next`` for ``repeat:next``."""
+        suffix = name.replace("_", ":")
+        if suffix in FIXED:
+            return self.ns + suffix
+        raise AttributeError(name)
+
+
+# The fixed keys of a queue, by suffix.
+FIXED = frozenset(
+    {
+        "scheduled",  # zset  id -> due ms (the visibility fence)
+        "ring",  # list  groups with ready work that are under their cap
+        "lanes",  # set   groups whose lane holds ready work (on the ring or capped off it)
+        "leases",  # zset  id -> lease expiry ms
+        "wake",  # list  tokens parked workers block on
+        "pumpwake",  # list  tokens a parked Pump blocks on (earlier due time, new lease)
+        "done",  # zset  id -> finished ms, trimmed by age and count
+        "dead",  # zset  id -> finished ms, kept until deleted
+        "reclaims",  # zset  id -> last reclaim ms (the admin's stalled view)
+        "active",  # hash  group -> active jobs
+        "caps",  # hash  group -> concurrency cap
+        "stats",  # hash  counters: minted, claimed, completed, retried, dead, reclaimed, stale
+        "leader",  # string  id of the Pump that leads this queue; PX renewed every tick
+        "repeat",  # hash  name -> recurrence definition (JSON)
+        "repeat:next",  # zset  name -> next occurrence ms
+    }
+)
+
+
+def registry_queues(prefix: str) -> str:
+    """Set of queue names ever used, for the admin; never touched by a queue's scripts."""
+    return f"{prefix}:queues"
+
+
+def registry_workers(prefix: str) -> str:
+    return f"{prefix}:workers"
+
+
+def worker(prefix: str, worker_id: str) -> str:
+    return f"{prefix}:worker:{worker_id}"

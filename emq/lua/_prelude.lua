@@ -1,0 +1,153 @@
+--[[
+  _prelude: helpers shared by every script; scripts.py prepends this file to each one.
+  KEYS[1] ns  the queue's namespace <prefix>:{<queue>}: (not a key itself; every key a
+              script touches is ns .. suffix, so all of them share the queue's hash tag)
+  Suffixes used here: job:<id>, lane:<group>, ring, lanes, caps, active, scheduled, wake,
+                      pumpwake, leases, dead, reclaims, stats
+]]
+local ns = KEYS[1]
+
+-- Read the server clock once per script (Redis 7.0 does not freeze it for a script).
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Leave at most one token in a wake list: one parked waiter is enough to start a chain.
+local function wake(suffix)
+  if redis.call('LLEN', ns .. suffix) == 0 then
+    redis.call('RPUSH', ns .. suffix, '1')
+  end
+end
+
+-- A group with a cap that its active jobs have reached must stay off the ring.
+local function at_cap(group)
+  local cap = redis.call('HGET', ns .. 'caps', group)
+  if not cap then return false end
+  return tonumber(redis.call('HGET', ns .. 'active', group) or '0') >= tonumber(cap)
+end
+
+-- Restore the ring invariant for one group: on the ring iff its lane has work and it is under its cap.
+local function ring_fix(group)
+  redis.call('LREM', ns .. 'ring', 0, group)
+  if redis.call('EXISTS', ns .. 'lane:' .. group) == 1 and not at_cap(group) then
+    redis.call('RPUSH', ns .. 'ring', group)
+  end
+end
+
+-- Make an id ready in its group's lane; a lane that was empty joins the ring and the lane set.
+local function lane_push(group, id, front)
+  local lane = ns .. 'lane:' .. group
+  local n
+  if front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end
+  if n == 1 then
+    redis.call('SADD', ns .. 'lanes', group)
+    if not at_cap(group) then redis.call('RPUSH', ns .. 'ring', group) end
+  end
+end
+
+-- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring.
+local function active_add(group, delta)
+  local n = redis.call('HINCRBY', ns .. 'active', group, delta)
+  if n <= 0 then redis.call('HDEL', ns .. 'active', group) end
+  if delta < 0 then
+    local cap = redis.call('HGET', ns .. 'caps', group)
+    if cap and n - delta >= tonumber(cap) and n < tonumber(cap) then ring_fix(group) end
+  end
+  return n
+end
+
+-- Settle per-group active decrements gathered over a batch: {group = count}.
+local function active_release(counts)
+  for group, k in pairs(counts) do active_add(group, -k) end
+end
+
+-- Put an id in the schedule set; wake the Pump when it became the earliest due time.
+local function schedule(id, due)
+  redis.call('ZADD', ns .. 'scheduled', due, id)
+  local head = redis.call('ZRANGE', ns .. 'scheduled', 0, 0)
+  if head[1] == id then wake('pumpwake') end
+end
+
+-- Append one attempt's error line to the job's bounded history (newest last, at most 10).
+local function note_error(key, attempt, at, line)
+  local raw = redis.call('HGET', key, 'errors')
+  local list = {}
+  if raw then list = cjson.decode(raw) end
+  list[#list + 1] = {attempt = tonumber(attempt), at = at, error = line}
+  while #list > 10 do table.remove(list, 1) end
+  redis.call('HSET', key, 'errors', cjson.encode(list))
+end
+
+-- First line of an error text (the exception line above its traceback).
+local function first_line(text)
+  return string.match(text, '^[^\n]*') or text
+end
+
+-- Move a job to the dead-letter set.
+local function bury(key, id, now, error_text, reason)
+  redis.call('HSET', key, 'state', 'dead', 'error', error_text, 'finished', now, 'reason', reason)
+  redis.call('ZADD', ns .. 'dead', now, id)
+end
+
+-- Count outcomes in the stats hash and in the current minute's bucket (kept ~65 min for the chart).
+local function count(now, field, k)
+  if k <= 0 then return end
+  redis.call('HINCRBY', ns .. 'stats', field, k)
+  if field == 'completed' or field == 'failed' then
+    local minute = ns .. 'minute:' .. math.floor(now / 60000)
+    redis.call('HINCRBY', minute, field, k)
+    redis.call('PEXPIRE', minute, 3900000)
+  end
+end
+
+-- Promote up to limit due ids from the schedule set into their lanes; returns how many moved.
+local function promote_due(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', ns .. 'scheduled', '-inf', now, 'LIMIT', 0, limit)
+  if #ids == 0 then return 0 end
+  for _, id in ipairs(ids) do
+    local key = ns .. 'job:' .. id
+    local f = redis.call('HMGET', key, 'state', 'group')
+    if f[1] == 'scheduled' then
+      redis.call('HSET', key, 'state', 'ready')
+      lane_push(f[2], id, false)
+    end
+  end
+  redis.call('ZREM', ns .. 'scheduled', unpack(ids))
+  wake('wake')
+  return #ids
+end
+
+-- Reclaim up to limit leases expired at now: back to the head of the lane, or dead as stalled.
+local function reclaim_expired(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', ns .. 'leases', '-inf', now, 'LIMIT', 0, limit)
+  if #ids == 0 then return ids end
+  local released, ready, dead = {}, 0, 0
+  for _, id in ipairs(ids) do
+    local key = ns .. 'job:' .. id
+    local f = redis.call('HMGET', key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts')
+    if f[1] == 'active' then
+      local stalled = tonumber(f[3] or '0') + 1
+      local line = 'stalled: lease expired (worker ' .. (f[5] or '?') .. ')'
+      redis.call('HSET', key, 'stalled', stalled, 'reclaimed_at', now, 'reclaimed_from', f[5] or '')
+      redis.call('ZADD', ns .. 'reclaims', now, id)
+      note_error(key, f[6], now, line)
+      released[f[2]] = (released[f[2]] or 0) + 1
+      if stalled > tonumber(f[4] or '1') then
+        bury(key, id, now, line, 'stalled')
+        dead = dead + 1
+      else
+        redis.call('HSET', key, 'state', 'ready')
+        lane_push(f[2], id, true)
+        ready = ready + 1
+      end
+    end
+  end
+  redis.call('ZREM', ns .. 'leases', unpack(ids))
+  active_release(released)
+  redis.call('ZREMRANGEBYRANK', ns .. 'reclaims', 0, -1001)
+  count(now, 'reclaimed', ready + dead)
+  count(now, 'dead', dead)
+  if ready > 0 then wake('wake') end
+  return ids
+end

@@ -1,0 +1,78 @@
+--[[
+  bclaim: lease up to ARGV[1] ready jobs in one round trip, rotating the ring of lanes.
+  Each claim takes the lane at the ring's head and rotates it to the tail, so groups share
+  the queue fairly even inside one batch; a lone lane is popped in one LPOP.
+  KEYS[1] ns        <prefix>:{<queue>}:
+  ARGV[1] max_jobs  integer 1..1000
+  ARGV[2] worker    worker id, recorded on each job
+  Derived: ring, lanes, caps, active, leases, wake, stats, job:<id>, lane:<group>
+  Returns: {now_ms, then 8 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff}
+           token = the job's attempts after the increment: its fencing token
+]]
+local want, worker = tonumber(ARGV[1]), ARGV[2]
+local now = now_ms()
+local ring = ns .. 'ring'
+local out = {now}
+local got, leases, taken, drained = 0, {}, {}, {}
+local has_caps = redis.call('EXISTS', ns .. 'caps') == 1
+local ringlen = redis.call('LLEN', ring)
+
+-- How many more jobs a group may start now (nil: no cap).
+local function room(group)
+  if not has_caps then return nil end
+  local cap = redis.call('HGET', ns .. 'caps', group)
+  if not cap then return nil end
+  local active = tonumber(redis.call('HGET', ns .. 'active', group) or '0')
+  return tonumber(cap) - active - (taken[group] or 0)
+end
+
+local function lease_one(id, group)
+  local key = ns .. 'job:' .. id
+  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff')
+  if f[1] ~= 'ready' then return end
+  local token = redis.call('HINCRBY', key, 'attempts', 1)
+  local expiry = now + tonumber(f[5])
+  redis.call('HSET', key, 'state', 'active', 'claimed', now, 'lease_until', expiry, 'worker', worker)
+  leases[#leases + 1] = expiry
+  leases[#leases + 1] = id
+  taken[group] = (taken[group] or 0) + 1
+  got = got + 1
+  for _, v in ipairs({id, token, f[2], f[3], f[4], f[5], f[6], f[7]}) do out[#out + 1] = v end
+end
+
+while got < want and ringlen > 0 do
+  local group = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+  local take = 1
+  if ringlen == 1 then take = want - got end
+  local r = room(group)
+  if r and r < take then take = math.max(r, 0) end
+  local ids = {}
+  if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
+  for _, id in ipairs(ids) do lease_one(id, group) end
+  local empty = #ids < take or take == 0
+  if empty then drained[group] = (take > 0) end
+  if empty or (r and r - #ids <= 0) then
+    redis.call('LREM', ring, -1, group)
+    ringlen = ringlen - 1
+  end
+end
+
+-- A lane popped one at a time may have emptied: drop it from the ring and the lane set.
+for group, _ in pairs(taken) do
+  if drained[group] == nil and redis.call('EXISTS', ns .. 'lane:' .. group) == 0 then
+    drained[group] = true
+    if redis.call('LREM', ring, -1, group) > 0 then ringlen = ringlen - 1 end
+  end
+end
+for group, empty in pairs(drained) do
+  if empty then redis.call('SREM', ns .. 'lanes', group) end
+end
+
+if got > 0 then
+  redis.call('ZADD', ns .. 'leases', unpack(leases))
+  for group, k in pairs(taken) do redis.call('HINCRBY', ns .. 'active', group, k) end
+  count(now, 'claimed', got)
+  -- Work left behind: pass the baton to the next parked worker.
+  if ringlen > 0 then wake('wake') end
+end
+return out

@@ -1,0 +1,28 @@
+--[[
+  extend: renew the leases of a batch of active jobs held with their current tokens.
+  KEYS[1] ns        <prefix>:{<queue>}:
+  ARGV[1] ms        new lease length from now (server clock)
+  then 2 fields per item: id, token
+  Derived: job:<id>, leases
+  Returns: {status_1, ...}   status = "ok" | "stale" (token not current or job not active) | "missing"
+]]
+local ms = tonumber(ARGV[1])
+local now = now_ms()
+local out, zadd = {}, {}
+for i = 2, #ARGV, 2 do
+  local id, token = ARGV[i], ARGV[i + 1]
+  local key = ns .. 'job:' .. id
+  local f = redis.call('HMGET', key, 'state', 'attempts')
+  if not f[1] then
+    out[#out + 1] = 'missing'
+  elseif f[1] ~= 'active' or f[2] ~= token then
+    out[#out + 1] = 'stale'
+  else
+    redis.call('HSET', key, 'lease_until', now + ms)
+    zadd[#zadd + 1] = now + ms
+    zadd[#zadd + 1] = id
+    out[#out + 1] = 'ok'
+  end
+end
+if #zadd > 0 then redis.call('ZADD', ns .. 'leases', 'XX', unpack(zadd)) end
+return out

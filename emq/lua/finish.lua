@@ -1,0 +1,88 @@
+--[[
+  finish: settle a batch of claimed jobs in one round trip, each item on its own.
+  Only the holder of the current token of an active job may finish it; anything else
+  answers stale or missing and changes nothing.
+  KEYS[1] ns        <prefix>:{<queue>}:
+  ARGV[1] n         number of items
+  ARGV[2] ttl       ms a completed job is kept
+  ARGV[3] keep      at most this many completed jobs are kept
+  then 5 fields per item:
+          id, token,
+          outcome     "completed" | "failed" (retry while attempts remain) | "dead" (no retry)
+          value       result JSON when completed; error text (first line, then traceback) otherwise
+          retry_ms    delay before the retry, chosen by the caller's backoff (0 = ready now)
+  Derived: job:<id>, leases, done, dead, scheduled, lane:<group>, ring, lanes, caps, active,
+           wake, pumpwake, stats, minute:<n>
+  Returns: {status_1, ..., status_n}   status = "ok" | "stale" | "missing"
+]]
+local n, ttl, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local now = now_ms()
+local out, freed, released = {}, {}, {}
+local done, retried, dead, stale = {}, 0, 0, 0
+
+local function fail(key, id, f, outcome, text, retry_ms)
+  local attempts, max = tonumber(f[2]), tonumber(f[3])
+  note_error(key, attempts, now, first_line(text))
+  if outcome == 'failed' and attempts - tonumber(f[5] or '0') < max then
+    retried = retried + 1
+    if retry_ms <= 0 then
+      redis.call('HSET', key, 'state', 'ready', 'error', text, 'due', now)
+      lane_push(f[4], id, false)
+    else
+      redis.call('HSET', key, 'state', 'scheduled', 'error', text, 'due', now + retry_ms)
+      schedule(id, now + retry_ms)
+    end
+  else
+    bury(key, id, now, text, 'failed')
+    dead = dead + 1
+  end
+end
+
+for i = 0, n - 1 do
+  local b = 3 + i * 5
+  local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+  local key = ns .. 'job:' .. id
+  local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled')
+  if not f[1] then
+    out[#out + 1] = 'missing'
+  elseif f[1] ~= 'active' or f[2] ~= token then
+    out[#out + 1] = 'stale'
+    stale = stale + 1
+  else
+    out[#out + 1] = 'ok'
+    freed[#freed + 1] = id
+    released[f[4]] = (released[f[4]] or 0) + 1
+    if outcome == 'completed' then
+      redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
+      done[#done + 1] = now
+      done[#done + 1] = id
+    else
+      fail(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
+    end
+  end
+end
+
+if #freed > 0 then
+  redis.call('ZREM', ns .. 'leases', unpack(freed))
+  active_release(released)
+end
+if #done > 0 then
+  local zdone = ns .. 'done'
+  redis.call('ZADD', zdone, unpack(done))
+  -- Retention: drop what is past its age or over the count, a bounded slice per batch.
+  local old = redis.call('ZCOUNT', zdone, '-inf', now - ttl)
+  local excess = math.max(old, redis.call('ZCARD', zdone) - keep)
+  excess = math.min(excess, #done + 100)
+  if excess > 0 then
+    local victims = redis.call('ZRANGE', zdone, 0, excess - 1)
+    for j = 1, #victims do victims[j] = ns .. 'job:' .. victims[j] end
+    redis.call('DEL', unpack(victims))
+    redis.call('ZREMRANGEBYRANK', zdone, 0, excess - 1)
+  end
+end
+count(now, 'completed', #done / 2)
+count(now, 'failed', retried + dead)
+count(now, 'retried', retried)
+count(now, 'dead', dead)
+count(now, 'stale', stale)
+return out

@@ -1,0 +1,38 @@
+--[[
+  release: give a batch of claimed jobs back before they finish; each attempt stays counted.
+  A released job goes to the head of its lane (ready now) or into the schedule set (after a delay).
+  KEYS[1] ns        <prefix>:{<queue>}:
+  then 3 fields per item: id, token, delay_ms (0 = ready now)
+  Derived: job:<id>, leases, lane:<group>, ring, lanes, caps, active, scheduled, wake, pumpwake
+  Returns: {status_1, ...}   status = "ok" | "stale" | "missing"
+]]
+local now = now_ms()
+local out, freed, released, ready = {}, {}, {}, 0
+for i = 1, #ARGV, 3 do
+  local id, token, delay = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local key = ns .. 'job:' .. id
+  local f = redis.call('HMGET', key, 'state', 'attempts', 'group')
+  if not f[1] then
+    out[#out + 1] = 'missing'
+  elseif f[1] ~= 'active' or f[2] ~= token then
+    out[#out + 1] = 'stale'
+  else
+    freed[#freed + 1] = id
+    released[f[3]] = (released[f[3]] or 0) + 1
+    if delay <= 0 then
+      redis.call('HSET', key, 'state', 'ready', 'due', now)
+      lane_push(f[3], id, true)
+      ready = ready + 1
+    else
+      redis.call('HSET', key, 'state', 'scheduled', 'due', now + delay)
+      schedule(id, now + delay)
+    end
+    out[#out + 1] = 'ok'
+  end
+end
+if #freed > 0 then
+  redis.call('ZREM', ns .. 'leases', unpack(freed))
+  active_release(released)
+end
+if ready > 0 then wake('wake') end
+return out

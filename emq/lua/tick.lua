@@ -1,0 +1,48 @@
+--[[
+  tick: one step of the leading Pump — keep the lead, promote due jobs, reclaim expired
+  leases, and say how long the Pump may park before its next duty.
+  A Pump that does not hold the lead returns at once; any number may call this.
+  KEYS[1] ns        <prefix>:{<queue>}:
+  ARGV[1] pump      pump id
+  ARGV[2] ttl       ms the lead lasts without a tick
+  ARGV[3] limit     most jobs to promote and leases to reclaim in this step
+  ARGV[4] park      ms the Pump parks at most
+  Derived: leader, scheduled, leases, repeat:next, plus what promote and reclaim touch
+  Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_ms}
+]]
+local me, ttl, limit, park = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local lead = redis.call('GET', ns .. 'leader')
+if lead and lead ~= me then return {0, 0, 0, park, 0, 0} end
+if lead then
+  redis.call('PEXPIRE', ns .. 'leader', ttl)
+else
+  redis.call('SET', ns .. 'leader', me, 'PX', ttl)
+end
+local now = now_ms()
+
+-- The head of a zset: its score, or nil when empty.
+local function head(suffix)
+  local h = redis.call('ZRANGE', ns .. suffix, 0, 0, 'WITHSCORES')
+  if h[2] then return tonumber(h[2]) end
+  return nil
+end
+
+local promoted, reclaimed = 0, 0
+local due = head('scheduled')
+if due and due <= now then
+  promoted = promote_due(now, limit)
+  due = head('scheduled')
+end
+local expiry = head('leases')
+if expiry and expiry <= now then
+  reclaimed = #reclaim_expired(now, limit)
+  expiry = head('leases')
+end
+local rep = head('repeat:next')
+local next_at = now + park
+for _, t in ipairs({due, expiry, rep}) do
+  if t and t < next_at then next_at = t end
+end
+local repeat_due = 0
+if rep and rep <= now then repeat_due = 1 end
+return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now}

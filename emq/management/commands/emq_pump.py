@@ -1,0 +1,39 @@
+"""``manage.py emq_pump``: promote due jobs, reclaim expired leases, mint recurrences."""
+
+from __future__ import annotations
+
+import signal
+
+from django.core.management.base import BaseCommand, CommandError
+
+from emq import conf
+from emq.apps import autodiscover
+from emq.errors import EmqError
+
+
+class Command(BaseCommand):
+    help = (
+        "Run the Pump for some queues: it promotes jobs when they fall due, reclaims the leases "
+        "of workers that died, and mints recurrences. Any number may run; one leads each queue."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--queues", default=None, help="comma-separated queues (default: EMQ_DEFAULT_QUEUE)")
+
+    def handle(self, *args, **options) -> None:
+        from emq.engine import Queue
+        from emq.pump import Pump
+
+        names = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
+        try:
+            autodiscover()
+            pump = Pump([Queue(n) for n in names])
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: pump.stop.set())
+            pump.start()
+            self.stdout.write(f"pump {pump.id} running for {', '.join(names)}")
+            while not pump.stop.wait(3600):
+                pass
+            pump.close()
+        except EmqError as exc:
+            raise CommandError(str(exc)) from None

@@ -1,0 +1,30 @@
+"""Real worker processes for tests about processes: signals, kills, several workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def manage(env: dict, *args: str, **popen) -> subprocess.Popen:
+    """Start ``manage.py <args>`` against the test's server and prefix."""
+    full = {**os.environ, **env, "EMQ_IMPORTS": "tests.jobs", "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=full, **popen)
+
+
+def wait_for(condition: Callable[[], object], timeout: float = 10.0, every: float = 0.01, what: str = "") -> object:
+    """Poll condition until it is truthy or the deadline passes (then fail, saying what)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}")
+        time.sleep(every)
