@@ -1,0 +1,52 @@
+"""emq's models: recurrences (the source of truth for Repeat) and the dashboard's admin entry."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+def default_timezone() -> str:
+    return settings.TIME_ZONE or "UTC"
+
+
+class Recurrence(models.Model):
+    """A recurrence: every occurrence of its schedule is minted as a fresh job by the Pump."""
+
+    class Missed(models.TextChoices):
+        SKIP = "skip", "skip: only the next future occurrence"
+        ONCE = "once", "once: one catch-up job"
+        ALL = "all", "all: each missed occurrence, up to a cap"
+
+    name = models.CharField(max_length=200, unique=True)
+    job = models.CharField(max_length=300, help_text="a registered job's name, e.g. myapp.jobs.report")
+    cron = models.CharField(max_length=120, blank=True, help_text="5 fields, or 6 with seconds first")
+    every = models.DurationField(null=True, blank=True, help_text="a fixed interval, instead of cron")
+    timezone = models.CharField(max_length=64, default=default_timezone, help_text="IANA time zone")
+    args = models.JSONField(default=list, blank=True)
+    kwargs = models.JSONField(default=dict, blank=True)
+    queue = models.CharField(max_length=100, default="default")
+    group = models.CharField(max_length=200, blank=True)
+    enabled = models.BooleanField(default=True)
+    missed = models.CharField(max_length=8, choices=Missed.choices, default=Missed.SKIP)
+    declared_in_code = models.BooleanField(default=False, editable=False)
+    last_minted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    next_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Dashboard(models.Model):
+    """No table: gives the job dashboard an admin entry and its view/change permissions."""
+
+    class Meta:
+        managed = False
+        verbose_name = "job dashboard"
+        verbose_name_plural = "job dashboard"
+        default_permissions = ("view", "change")
