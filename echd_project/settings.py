@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import django
 import environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -30,6 +31,8 @@ INSTALLED_APPS = [
     "emq",
     "demo",
 ]
+if django.VERSION < (6, 0):
+    INSTALLED_APPS.append("django_tasks")  # the backport of django.tasks for Django 5.2
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -61,6 +64,8 @@ TEMPLATES = [
 WSGI_APPLICATION = "echd_project.wsgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if env("DATABASE_TEST_NAME", default=""):  # runs sharing one PostgreSQL each take their own test database
+    DATABASES["default"]["TEST"] = {"NAME": env("DATABASE_TEST_NAME")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
@@ -75,6 +80,9 @@ EMQ_PREFIX = env("EMQ_PREFIX")
 EMQ_IMPORTS = env("EMQ_IMPORTS")
 EMQ_CLUSTER = env("EMQ_CLUSTER")
 EMQ_DATA_DIR = BASE_DIR / ".emq"
+
+# Django's Tasks framework (@task) on emq: queue_name is the emq queue; see emq/backends.py.
+TASKS = {"default": {"BACKEND": "emq.backends.EmqBackend", "QUEUES": ["default"]}}
 
 LOGGING = {
     "version": 1,

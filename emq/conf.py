@@ -27,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
     "EMQ_PUMP_PARK": 5.0,  # seconds a Pump parks at most between ticks
     "EMQ_GRACE": 30.0,  # seconds a stopping worker waits for running jobs
+    "EMQ_EAGER": False,  # run jobs inline at enqueue, in the caller's process (tests, scripts)
+    "EMQ_ASYNC_SLOTS": 100,  # async def jobs a worker runs at once on its event loop, besides its threads
 }
 
 

@@ -36,12 +36,14 @@ class MintSpec:
     backoff: tuple[float, float]
     if_absent: bool = False
     origin: str = ""
+    priority: int = 0  # > 0: head of its lane when it becomes ready (see mint.lua)
+    meta: str = ""  # JSON object kept on the job for the caller, e.g. the django.tasks backend
 
     def argv(self) -> list[Any]:
         return [
             self.id, "1" if self.if_absent else "0", self.name, self.args_json, self.kwargs_json,
             self.group, self.due, self.max_attempts, self.lease_ms, self.max_stalled,
-            f"{self.backoff[0]},{self.backoff[1]}", self.origin,
+            f"{self.backoff[0]},{self.backoff[1]}", self.origin, int(self.priority), self.meta,
         ]
 
 

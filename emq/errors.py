@@ -25,3 +25,7 @@ class PayloadTooLarge(EmqError, ValueError):
 
 class ConfigurationError(EmqError):
     """A setting or option has a value emq cannot use."""
+
+
+class LeaseExpired(EmqError):
+    """A job's lease ran out before it finished (its worker died or stalled); the sweep reclaimed it."""

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import transaction
+
 from . import conf, keys
 from .connection import get_client, guard
 from .encoding import encode_args
@@ -39,6 +41,7 @@ class Options:
     max_stalled: int | None = None
     job_id: str | None = None
     takes_context: bool = False
+    on_commit: bool = False  # mint when the surrounding transaction commits; never on rollback
 
 
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(Options))
@@ -70,6 +73,10 @@ class JobFunction:
     def enqueue(self, *args: Any, **kwargs: Any) -> JobRef:
         """Mint one job, ready now; it exists in the server when this returns."""
         return self._mint([self.spec(args, kwargs, "")])[0]
+
+    def enqueue_on_commit(self, *args: Any, **kwargs: Any) -> JobRef:
+        """Mint one job once the current transaction commits; the arguments are checked now."""
+        return self.using(on_commit=True).enqueue(*args, **kwargs)
 
     def enqueue_in(self, delay: timedelta | float, *args: Any, **kwargs: Any) -> JobRef:
         """Mint one job due after delay (a timedelta or seconds) on the server's clock."""
@@ -121,10 +128,24 @@ class JobFunction:
         return str(group)
 
     def _mint(self, specs: list[MintSpec]) -> list[JobRef]:
+        refs = [JobRef(s.id, self.queue) for s in specs]
+        if conf.get("EMQ_EAGER"):
+            from .eager import run_inline
+
+            for spec in specs:
+                run_inline(self, spec)
+        elif self.options.on_commit:
+            # The id is chosen now, so the caller holds a ref before the job exists.
+            transaction.on_commit(lambda: self.mint_now(specs))
+        else:
+            self.mint_now(specs)
+        return refs
+
+    def mint_now(self, specs: list[MintSpec]) -> None:
+        """Write resolved jobs to their queue at once."""
         q = Queue(self.queue)
         remember_queue(q)
         q.mint(specs)
-        return [JobRef(s.id, self.queue) for s in specs]
 
 
 def _check(name: str, o: dict[str, Any]) -> None:
@@ -171,10 +192,21 @@ def job(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
 
 def lookup(name: str) -> JobFunction:
     """The registered job of that name, or NotRegistered saying so."""
+    found = registry.get(name)
+    if found is None:
+        found = _resolve_task(name)
+    if found is None:
+        raise NotRegistered(f'no job registered as "{name}"')
+    return found
+
+
+def _resolve_task(name: str) -> JobFunction | None:
+    """A django.tasks Task found by its module path (None without Django's Tasks framework)."""
     try:
-        return registry[name]
-    except KeyError:
-        raise NotRegistered(f'no job registered as "{name}"') from None
+        from .backends import resolve_task
+    except ImportError:
+        return None
+    return resolve_task(name)
 
 
 def get_job(job_id: str, queue: str | None = None):

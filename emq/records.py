@@ -75,6 +75,8 @@ class Job:
     stalled: int = 0
     reason: str | None = None
     origin: str | None = None
+    priority: int = 0
+    meta: dict | None = None
 
     @classmethod
     def from_hash(cls, queue: str, job_id: str, h: dict[str, str]) -> Job:
@@ -101,4 +103,6 @@ class Job:
             stalled=int(h.get("stalled", 0)),
             reason=h.get("reason"),
             origin=h.get("origin"),
+            priority=int(h.get("priority", 0)),
+            meta=json.loads(h["meta"]) if "meta" in h else None,
         )

@@ -1,4 +1,8 @@
-"""Run one claimed job in-process and turn how it ended into an Outcome."""
+"""Run one claimed job in-process and turn how it ended into an Outcome.
+
+A plain function runs in a worker's slot thread (``execute``); an ``async def`` job runs as a
+coroutine on the worker's event loop (``execute_async``), so it holds no thread while it waits.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 
 from .encoding import dumps
 from .engine import Queue
+from .errors import NotRegistered
 from .jobs import lookup
 from .records import Claimed, Outcome
 
@@ -44,20 +49,47 @@ def error_text(exc: BaseException) -> str:
     return head + "\n" + "".join(traceback.format_exception(exc))
 
 
+def is_async(name: str) -> bool:
+    """Whether the registered job is an ``async def`` (False for unknown names: they fail in a slot)."""
+    try:
+        return inspect.iscoroutinefunction(lookup(name).func)
+    except NotRegistered:
+        return False
+
+
+def _call(queue: str, job: Claimed) -> Any:
+    fn = lookup(job.name)
+    args = list(job.args)
+    if fn.options.takes_context:
+        args.insert(0, JobContext(job.id, queue, job.token, job.token, job.lease_ms))
+    return fn.func(*args, **job.kwargs)
+
+
+def _completed(job: Claimed, result: Any) -> Outcome:
+    return Outcome(job.id, job.token, "completed", dumps(result))
+
+
+def _failed(job: Claimed, exc: Exception) -> Outcome:
+    return Outcome(job.id, job.token, "failed", error_text(exc), backoff_ms(job.token, *job.backoff))
+
+
 def execute(queue: str, job: Claimed) -> Outcome:
     """Run the job's function and report completed or failed; never raises."""
     try:
-        fn = lookup(job.name)
-        args = list(job.args)
-        if fn.options.takes_context:
-            args.insert(0, JobContext(job.id, queue, job.token, job.token, job.lease_ms))
-        result: Any = fn.func(*args, **job.kwargs)
+        result: Any = _call(queue, job)
         if inspect.isawaitable(result):
             result = asyncio.run(_await(result))
-        return Outcome(job.id, job.token, "completed", dumps(result))
+        return _completed(job, result)
     except Exception as exc:  # a job's failure is data: it is recorded and retried, never fatal
-        retry = backoff_ms(job.token, *job.backoff)
-        return Outcome(job.id, job.token, "failed", error_text(exc), retry)
+        return _failed(job, exc)
+
+
+async def execute_async(queue: str, job: Claimed) -> Outcome:
+    """Await an ``async def`` job on the running loop and report how it ended; never raises."""
+    try:
+        return _completed(job, await _call(queue, job))
+    except Exception as exc:  # as in execute: recorded and retried
+        return _failed(job, exc)
 
 
 async def _await(awaitable: Any) -> Any:

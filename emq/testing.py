@@ -1,11 +1,18 @@
-"""Test helpers for projects that use emq: an isolated key prefix on a real server, and a drain.
+"""Test helpers for projects that use emq: an isolated key prefix on a real server, a drain, asserts.
 
-    from emq.testing import isolated, run_until_empty
+    # conftest.py
+    pytest_plugins = ["emq.testing"]            # fixtures emq_isolated (and emq_server_url to override)
 
-    def test_signup_sends_welcome(emq_isolated):      # pytest fixture (see ``emq_isolated``)
+    def test_signup_sends_welcome(emq_isolated):
         signup("ada@example.com")
         assert_enqueued(send_welcome, args=["ada@example.com"])
-        run_until_empty()
+        run_until_empty()                       # drain in-process, like a burst worker
+
+    class SignupTests(EmqTestMixin, TestCase):  # the same for unittest / Django TestCase
+        ...
+
+``EMQ_EAGER = True`` (or ``with eager():``) runs jobs inline at enqueue instead, for projects that
+want no worker in their tests; jobs then skip emq's lifecycle (no retries, leases or results).
 """
 
 from __future__ import annotations
@@ -16,6 +23,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.test.utils import override_settings
+
+try:
+    import pytest
+except ImportError:  # pytest is optional: the mixin and the helpers work without it
+    pytest = None
 
 from . import conf
 from .connection import get_client
@@ -57,6 +69,39 @@ def isolated(url: str | None = None, prefix: str | None = None) -> Iterator[str]
             delete_prefix(get_client(), prefix)
 
 
+def eager() -> Any:
+    """Run jobs inline at enqueue inside the block (``override_settings(EMQ_EAGER=True)``)."""
+    return override_settings(EMQ_EAGER=True)
+
+
+class EmqTestMixin:
+    """For unittest and Django test cases: each test gets a fresh key prefix on a real server.
+
+    ``emq_url`` picks the server (None: the configured one); ``self.emq_prefix`` is the prefix.
+    """
+
+    emq_url: str | None = None
+    emq_prefix: str = ""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.emq_prefix = self.enterContext(isolated(url=self.emq_url))
+
+
+if pytest is not None:
+
+    @pytest.fixture
+    def emq_server_url() -> str | None:
+        """The server ``emq_isolated`` uses; None means the configured one. Override it in a conftest."""
+        return None
+
+    @pytest.fixture
+    def emq_isolated(emq_server_url: str | None) -> Iterator[str]:
+        """A fresh key prefix on a real server for one test; its keys are deleted after. Yields the prefix."""
+        with isolated(url=emq_server_url) as prefix:
+            yield prefix
+
+
 def run_until_empty(queues: Sequence[str] | None = None, *, concurrency: int = 4) -> None:
     """Run jobs in-process like a burst worker until nothing is ready, active or due within 5 s."""
     from .worker import Worker
@@ -64,31 +109,38 @@ def run_until_empty(queues: Sequence[str] | None = None, *, concurrency: int = 4
     Worker(queues, concurrency=concurrency, burst=True, park_timeout=0.5).run()
 
 
+def _identity(job: Any, queue: str | None) -> tuple[str, str]:
+    """The stored name and the queue of an ``@emq.job`` function or a Django ``@task``."""
+    if hasattr(job, "module_path"):
+        return job.module_path, queue or job.queue_name
+    return job.name, queue or job.queue
+
+
 def enqueued(job: Any, queue: str | None = None) -> list:
-    """The jobs of one registered job function now scheduled or ready in its queue."""
+    """The jobs of one job function (``@emq.job`` or Django ``@task``) now scheduled or ready in its queue."""
     from .engine import Queue
 
-    q = Queue(queue or job.queue)
+    name, queue = _identity(job, queue)
+    q = Queue(queue)
     client = get_client()
     ids = client.zrange(q.keys.scheduled, 0, -1)
     for group in client.smembers(q.keys.lanes):
         ids += client.lrange(q.keys.lane(group), 0, -1)
     found = [q.get_job(i) for i in ids]
-    return [j for j in found if j.name == job.name]
+    return [j for j in found if j.name == name]
 
 
 def assert_enqueued(job: Any, args: Sequence[Any] | None = None, kwargs: dict | None = None, queue: str | None = None):
     """Assert a job of this function waits in its queue (with these arguments, when given)."""
     jobs = enqueued(job, queue)
+    name, queue = _identity(job, queue)
     matching = [
         j for j in jobs
         if (args is None or j.args == list(args)) and (kwargs is None or j.kwargs == kwargs)
     ]
     if not matching:
         seen = ", ".join(f"args={j.args} kwargs={j.kwargs}" for j in jobs) or "none"
-        raise AssertionError(
-            f"no job {job.name} enqueued in {queue or job.queue!r} with args={args} kwargs={kwargs}; seen: {seen}"
-        )
+        raise AssertionError(f"no job {name} enqueued in {queue!r} with args={args} kwargs={kwargs}; seen: {seen}")
     return matching[0]
 
 

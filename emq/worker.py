@@ -18,7 +18,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import conf
+from . import conf, runner
+from .aio import LoopThread
 from .connection import get_client, guard
 from .engine import Queue
 from .errors import ServerUnavailable
@@ -28,7 +29,6 @@ from .keys import worker as worker_key
 from .metronome import Metronome
 from .pump import Pump
 from .records import Claimed, Outcome
-from .runner import execute
 
 log = logging.getLogger("emq.worker")
 BURST_HORIZON_MS = 5000  # a burst worker waits for retries due this soon
@@ -41,6 +41,7 @@ class Held:
     queue: Queue
     job: Claimed
     started: float = field(default_factory=time.monotonic)
+    is_async: bool = False
 
 
 class Worker:
@@ -68,6 +69,9 @@ class Worker:
         self.outcomes: stdqueue.SimpleQueue = stdqueue.SimpleQueue()
         self.held: dict[tuple[str, str], Held] = {}
         self.running = 0
+        self.running_async = 0  # of running: async def jobs on the event loop, holding no thread
+        self.async_slots = conf.get("EMQ_ASYNC_SLOTS")
+        self.aio = LoopThread()
         self.stopping: float | None = None  # monotonic time the stop was asked
         self.metronome = Metronome(self.queues, self.signal, park_timeout)
         self.pump = Pump(self.queues) if pump else None
@@ -95,6 +99,7 @@ class Worker:
             while not self._pass():
                 pass
         finally:
+            self.aio.close()
             self.metronome.close()
             if self.pump:
                 self.pump.close()
@@ -122,7 +127,7 @@ class Worker:
         self.signal.clear()
         outcomes = self.pending + self._collect()
         self.pending = []
-        free = 0 if self.stopping is not None else self.concurrency - self.running
+        free = 0 if self.stopping is not None else self._free()
         try:
             claimed = self._exchange(outcomes, free)
         except ServerUnavailable as exc:
@@ -137,7 +142,7 @@ class Worker:
             return self._stop_pass()
         if claimed:
             return False
-        if self.running >= self.concurrency:
+        if self._free() <= 0:
             self.signal.wait(self._until_duty())
             return False
         if self.running == 0 and self.burst and self._drained():
@@ -166,6 +171,11 @@ class Worker:
         self.signal.wait(0.05)
         return False
 
+    def _free(self) -> int:
+        """Jobs to claim now: any of them may be a plain job, so each needs a free thread."""
+        threads = self.concurrency - (self.running - self.running_async)
+        return max(0, min(threads, self.concurrency + self.async_slots - self.running))
+
     def _until_duty(self) -> float:
         return max(0.0, min(self._next_renew, self._next_beat) - time.monotonic())
 
@@ -177,6 +187,7 @@ class Worker:
             except stdqueue.Empty:
                 return out
             self.running -= 1
+            self.running_async -= held.is_async
             self.held.pop((held.queue.name, held.job.id), None)
             out.append((held, outcome))
 
@@ -212,15 +223,22 @@ class Worker:
         self.running += 1
         if self._next_renew == 0.0 or len(self.held) == 1:
             self._next_renew = time.monotonic() + job.lease_ms / 3000
-        self.tasks.put(held)
+        if runner.is_async(job.name):
+            held.is_async = True
+            self.running_async += 1
+            self.aio.submit(runner.execute_async(q.name, job), lambda outcome: self._report(held, outcome))
+        else:
+            self.tasks.put(held)
 
     def _slot(self) -> None:
         """A pool thread: run jobs one after another, report each outcome to the loop."""
         while True:
             held = self.tasks.get()
-            outcome = execute(held.queue.name, held.job)
-            self.outcomes.put((held, outcome))
-            self.signal.set()
+            self._report(held, runner.execute(held.queue.name, held.job))
+
+    def _report(self, held: Held, outcome: Outcome) -> None:
+        self.outcomes.put((held, outcome))
+        self.signal.set()
 
     def _log_outcomes(self, done: list, statuses: list[str]) -> None:
         for (held, o), status in zip(done, statuses, strict=True):

@@ -15,6 +15,8 @@ import pytest
 
 from emq import embedded
 
+pytest_plugins = ["emq.testing"]  # emq_isolated, emq_server_url: the helpers users get too
+
 
 def _server_params() -> list[str]:
     params = ["embedded"]
@@ -42,12 +44,15 @@ def server_url(request):
 
 
 @pytest.fixture
-def emq_env(server_url, settings):
-    """Point emq at the test server under a fresh key prefix; delete the prefix's keys after."""
-    from emq.testing import isolated
+def emq_server_url(server_url):
+    """emq.testing's fixtures use the suite's servers (the user-facing default is the configured one)."""
+    return server_url
 
-    with isolated(url=server_url) as prefix:
-        yield {"EMQ_URL": server_url, "EMQ_PREFIX": prefix}
+
+@pytest.fixture
+def emq_env(server_url, emq_isolated):
+    """Point emq at the test server under a fresh key prefix (emq.testing's ``emq_isolated``)."""
+    return {"EMQ_URL": server_url, "EMQ_PREFIX": emq_isolated}
 
 
 @pytest.fixture

@@ -69,12 +69,13 @@ local function schedule(id, due)
   if head[1] == id then wake('pumpwake') end
 end
 
--- Append one attempt's error line to the job's bounded history (newest last, at most 10).
+-- Append one attempt's error line and its worker to the job's bounded history (newest last, at most 10).
 local function note_error(key, attempt, at, line)
   local raw = redis.call('HGET', key, 'errors')
   local list = {}
   if raw then list = cjson.decode(raw) end
-  list[#list + 1] = {attempt = tonumber(attempt), at = at, error = line}
+  local worker = redis.call('HGET', key, 'worker') or ''
+  list[#list + 1] = {attempt = tonumber(attempt), at = at, error = line, worker = worker}
   while #list > 10 do table.remove(list, 1) end
   redis.call('HSET', key, 'errors', cjson.encode(list))
 end
@@ -107,10 +108,10 @@ local function promote_due(now, limit)
   if #ids == 0 then return 0 end
   for _, id in ipairs(ids) do
     local key = ns .. 'job:' .. id
-    local f = redis.call('HMGET', key, 'state', 'group')
+    local f = redis.call('HMGET', key, 'state', 'group', 'priority')
     if f[1] == 'scheduled' then
       redis.call('HSET', key, 'state', 'ready')
-      lane_push(f[2], id, false)
+      lane_push(f[2], id, tonumber(f[3] or '0') > 0)
     end
   end
   redis.call('ZREM', ns .. 'scheduled', unpack(ids))

@@ -1,7 +1,7 @@
 --[[
   mint: create a chunk of jobs in one round trip, each ready in its lane or scheduled.
   KEYS[1] ns        <prefix>:{<queue>}:
-  ARGV[1] n         number of jobs (1..1000); then 12 fields per job:
+  ARGV[1] n         number of jobs (1..1000); then 14 fields per job:
           id          string
           if_absent   "1" when the caller chose the id: an existing job keeps it (idempotent)
           fn          registered job name
@@ -14,6 +14,9 @@
           max_stalled integer >= 0
           backoff     "<base s>,<cap s>"
           origin      "" or what minted it (e.g. "repeat:<name>")
+          priority    integer -100..100; > 0 puts the job at the head of its lane each time it
+                      becomes ready (mint, promotion), so it passes its own group's waiting work only
+          meta        "" or a JSON object kept for the caller (e.g. the django.tasks backend's data)
   Derived: job:<id>, lane:<group>, ring, lanes, caps, active, scheduled, wake, pumpwake, stats
   Returns: {now_ms, created_1, ..., created_n}   created = 1 new job, 0 an existing job kept its id
 ]]
@@ -22,7 +25,7 @@ local now = now_ms()
 local out = {now}
 local created, ready = 0, 0
 for i = 0, n - 1 do
-  local b = 1 + i * 12
+  local b = 1 + i * 14
   local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
   local key = ns .. 'job:' .. id
   if ARGV[b + 2] == '1' and redis.call('EXISTS', key) == 1 then
@@ -40,8 +43,11 @@ for i = 0, n - 1 do
       'lease', ARGV[b + 9], 'max_stalled', ARGV[b + 10], 'backoff', ARGV[b + 11],
       'created', now, 'due', due)
     if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
+    local priority = tonumber(ARGV[b + 13])
+    if priority ~= 0 then redis.call('HSET', key, 'priority', priority) end
+    if ARGV[b + 14] ~= '' then redis.call('HSET', key, 'meta', ARGV[b + 14]) end
     if state == 'ready' then
-      lane_push(group, id, false)
+      lane_push(group, id, priority > 0)
       ready = ready + 1
     else
       schedule(id, due)

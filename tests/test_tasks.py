@@ -1,0 +1,156 @@
+"""Django's Tasks framework end to end on emq: enqueue, run_after, every status, errors, async, priority."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+import emq
+from emq.djtasks import TaskResultDoesNotExist, TaskResultStatus, task_enqueued, task_finished, task_started
+from emq.engine import Queue
+from emq.testing import assert_enqueued, run_until_empty
+from tests import jobs, tasks
+from tests.procs import manage, wait_for
+
+
+@pytest.fixture
+def signals():
+    """Record (signal name, status) of every task signal sent while the test runs."""
+    seen: list[tuple[str, str]] = []
+    receivers = {}
+    for name, sig in (("enqueued", task_enqueued), ("started", task_started), ("finished", task_finished)):
+        receivers[name] = lambda sender, task_result, name=name, **kw: seen.append((name, task_result.status))
+        sig.connect(receivers[name], weak=False)
+    yield seen
+    for name, sig in (("enqueued", task_enqueued), ("started", task_started), ("finished", task_finished)):
+        sig.disconnect(receivers[name])
+
+
+def test_enqueue_then_run_goes_ready_to_successful(emq_env, signals):
+    """enqueue mints a job at once; the worker runs it; get_result reads the return value back."""
+    result = tasks.add.enqueue(2, 3)
+    assert result.status == TaskResultStatus.READY and result.id
+    assert_enqueued(tasks.add, args=[2, 3])
+    assert tasks.add.get_result(result.id).status == TaskResultStatus.READY
+    run_until_empty()
+    result.refresh()
+    assert (result.status, result.return_value, result.attempts) == (TaskResultStatus.SUCCESSFUL, 5, 1)
+    assert result.enqueued_at <= result.started_at <= result.finished_at
+    assert result.worker_ids[0].count(":") == 2  # emq's worker id, host:pid:suffix
+    assert signals == [("enqueued", "READY"), ("started", "RUNNING"), ("finished", "SUCCESSFUL")]
+
+
+def test_running_status_while_the_task_runs(emq_env):
+    """A task on a worker reads RUNNING until it ends."""
+    tasks.gate.clear()
+    result = tasks.wait_for_gate.enqueue()
+    worker = threading.Thread(target=run_until_empty)
+    worker.start()
+    try:
+        wait_for(lambda: tasks.wait_for_gate.get_result(result.id).status == TaskResultStatus.RUNNING, timeout=10)
+    finally:
+        tasks.gate.set()
+        worker.join(20)
+    assert tasks.wait_for_gate.get_result(result.id).return_value == "through"
+
+
+def test_run_after_waits_in_the_schedule_set(emq_env):
+    """using(run_after=...) schedules the job on the server's clock; it runs only once due."""
+    when = timezone.now() + timedelta(milliseconds=400)
+    result = tasks.add.using(run_after=when).enqueue(1, 1)
+    job = emq.get_job(result.id)
+    assert job.state == "scheduled" and abs((job.due - when).total_seconds()) < 0.002
+    assert Queue("default").counts().scheduled == 1
+    fetched = tasks.add.get_result(result.id)
+    assert fetched.status == TaskResultStatus.READY and fetched.task.run_after is not None
+    run_until_empty()
+    done = tasks.add.get_result(result.id)
+    assert done.status == TaskResultStatus.SUCCESSFUL and done.started_at >= when
+
+
+def test_failing_task_keeps_each_attempts_error(emq_env, signals):
+    """A task that always raises is FAILED after max_attempts, with the exception path and traceback."""
+    result = tasks.explode.enqueue("kaboom")
+    run_until_empty()
+    result.refresh()
+    assert result.status == TaskResultStatus.FAILED and result.attempts == 2
+    assert [e.exception_class for e in result.errors] == [ValueError, ValueError]
+    assert "Traceback" in result.errors[-1].traceback and 'raise ValueError(message)' in result.errors[-1].traceback
+    with pytest.raises(ValueError, match="Task failed"):
+        _ = result.return_value
+    assert [s for s in signals if s[0] != "enqueued"] == [("started", "RUNNING"), ("started", "RUNNING"),
+                                                          ("finished", "FAILED")]
+
+
+def test_context_attempt_is_emqs_attempt(emq_env):
+    """takes_context gets a TaskContext whose attempt counts emq's claims: fails once, then returns 2."""
+    result = tasks.second_time_lucky.enqueue()
+    run_until_empty()
+    result.refresh()
+    assert (result.status, result.return_value, result.attempts) == (TaskResultStatus.SUCCESSFUL, 2, 2)
+    assert result.errors[0].exception_class is RuntimeError
+
+
+def test_async_tasks_share_one_loop_and_leave_slots_free(emq_env):
+    """Async tasks and async @emq.job jobs of 0.4 s each, 6 in all, overlap on a worker of concurrency 1,
+    and a plain job runs meanwhile."""
+    results = [tasks.nap.enqueue(0.4, f"v{i}") for i in range(3)]
+    refs = tasks.emq_nap.enqueue_many([((0.4,), {})] * 3)
+    ref = jobs.add.enqueue(1, 2)
+    started = time.monotonic()
+    run_until_empty(concurrency=1)
+    elapsed = time.monotonic() - started
+    assert [tasks.nap.get_result(r.id).return_value for r in results] == [f"v{i}" for i in range(3)]
+    assert [emq.get_job(r.id).result for r in refs] == [0.4] * 3
+    assert emq.get_job(ref.id).result == 3
+    assert elapsed < 6 * 0.4, f"async jobs ran one after another ({elapsed:.2f}s)"
+
+
+def test_priority_heads_its_own_lane_only(emq_env):
+    """Priority > 0 jumps its group's waiting work, never another group's turn on the ring."""
+    a = tasks.tenant_report.enqueue(1)
+    b = tasks.tenant_report.enqueue(2)
+    other = tasks.add.enqueue(0, 0)  # default group
+    urgent = tasks.tenant_report.using(priority=50).enqueue(3)
+    low = tasks.add.using(priority=-20).enqueue(0, 1)
+    order = [c.id for c in Queue("default").bclaim(5, "w")]
+    assert order == [urgent.id, other.id, a.id, low.id, b.id]
+    assert tasks.tenant_report.get_result(urgent.id).task.priority == 50
+
+
+def test_task_class_carries_emqs_options(emq_env):
+    """@task(group=..., max_attempts=..., lease=...) and .using(group=...) reach the job."""
+    job = emq.get_job(tasks.tenant_report.enqueue(1).id)
+    assert (job.group, job.max_attempts, job.meta["backend"]) == ("tenant-7", 5, "default")
+    assert emq.get_job(tasks.tenant_report.using(group="tenant-8", priority=1).enqueue(2).id).group == "tenant-8"
+
+
+def test_unknown_ids_raise_does_not_exist(emq_env):
+    with pytest.raises(TaskResultDoesNotExist):
+        tasks.add.get_result("no-such-id")
+    ref = jobs.add.enqueue(1, 2)  # an @emq.job job is not a task result
+    with pytest.raises(TaskResultDoesNotExist):
+        tasks.add.get_result(ref.id)
+
+
+def test_worker_process_finds_tasks_by_module_path(emq_env):
+    """A real emq_worker runs a task whose module it never imported at start."""
+    result = tasks.add.enqueue(20, 22)
+    proc = manage(emq_env, "emq_worker", "--burst", stderr=subprocess.PIPE, text=True)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-2000:]
+    assert tasks.add.get_result(result.id).return_value == 42
+
+
+def test_eager_setting_runs_tasks_and_jobs_inline(emq_env, settings, signals):
+    settings.EMQ_EAGER = True
+    assert tasks.add.enqueue(2, 2).return_value == 4
+    assert tasks.explode.enqueue("x").status == TaskResultStatus.FAILED
+    assert jobs.add.enqueue(1, 1).id and Queue("default").counts().ready == 0
+    with pytest.raises(RuntimeError, match="nope"):
+        jobs.always_fails.enqueue("nope")
