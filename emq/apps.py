@@ -29,19 +29,14 @@ class EmqConfig(AppConfig):
 
 
 def autodiscover() -> list[str]:
-    """Import each installed app's ``jobs`` and ``tasks`` modules and each of EMQ_IMPORTS; returns them.
-
-    ``tasks`` holds Django ``@task`` functions by convention; a task defined elsewhere is still
-    found by its module path when its first job arrives (see ``emq.backends.resolve_task``).
-    """
+    """Import every installed app's ``jobs`` module and each of EMQ_IMPORTS; returns what was imported."""
     from . import conf
 
     imported = []
     for app in apps.get_app_configs():
-        for submodule in ("jobs", "tasks"):
-            if module_has_submodule(app.module, submodule):
-                importlib.import_module(f"{app.name}.{submodule}")
-                imported.append(f"{app.name}.{submodule}")
+        if module_has_submodule(app.module, "jobs"):
+            importlib.import_module(f"{app.name}.jobs")
+            imported.append(f"{app.name}.jobs")
     for module in conf.get("EMQ_IMPORTS"):
         importlib.import_module(module)
         imported.append(module)

@@ -90,7 +90,7 @@ class EmqBackend(BaseTaskBackend):
         fn = register_task(task).using(queue=task.queue_name, **self._emq_options(task))
         run_after = None if task.run_after is None else int(task.run_after.timestamp() * 1000)
         spec = fn.spec(args, kwargs, "" if run_after is None else f"@{run_after}")
-        meta = {"backend": self.alias, "run_after": run_after}
+        meta = {"backend": self.alias, "run_after": run_after, "takes_context": task.takes_context}
         fn.mint_now([dataclasses.replace(spec, priority=task.priority, meta=dumps(meta))])
         object.__setattr__(result, "id", spec.id)
         object.__setattr__(result, "enqueued_at", timezone.now())

@@ -128,18 +128,19 @@ class JobFunction:
         return str(group)
 
     def _mint(self, specs: list[MintSpec]) -> list[JobRef]:
-        refs = [JobRef(s.id, self.queue) for s in specs]
-        if conf.get("EMQ_EAGER"):
-            from .eager import run_inline
-
-            for spec in specs:
-                run_inline(self, spec)
-        elif self.options.on_commit:
-            # The id is chosen now, so the caller holds a ref before the job exists.
-            transaction.on_commit(lambda: self.mint_now(specs))
+        act = self._run_inline if conf.get("EMQ_EAGER") else self.mint_now
+        if self.options.on_commit:
+            # The ids are chosen now, so the caller holds refs before the jobs exist.
+            transaction.on_commit(lambda: act(specs))
         else:
-            self.mint_now(specs)
-        return refs
+            act(specs)
+        return [JobRef(s.id, self.queue) for s in specs]
+
+    def _run_inline(self, specs: list[MintSpec]) -> None:
+        from .eager import run_inline
+
+        for spec in specs:
+            run_inline(self, spec)
 
     def mint_now(self, specs: list[MintSpec]) -> None:
         """Write resolved jobs to their queue at once."""

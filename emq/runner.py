@@ -15,7 +15,6 @@ from typing import Any
 
 from .encoding import dumps
 from .engine import Queue
-from .errors import NotRegistered
 from .jobs import lookup
 from .records import Claimed, Outcome
 
@@ -50,10 +49,10 @@ def error_text(exc: BaseException) -> str:
 
 
 def is_async(name: str) -> bool:
-    """Whether the registered job is an ``async def`` (False for unknown names: they fail in a slot)."""
+    """Whether the job is an ``async def``; False when it cannot be found, so its slot records why."""
     try:
         return inspect.iscoroutinefunction(lookup(name).func)
-    except NotRegistered:
+    except Exception:  # unknown name, or a task module that fails to import: execute() reports it
         return False
 
 

@@ -84,3 +84,16 @@ class MixinTests(EmqTestMixin, SimpleTestCase):
         assert_enqueued(jobs.add, args=[3, 4])
         run_until_empty()
         self.assertEqual(Queue("default").counts().completed, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eager_with_on_commit_runs_at_commit_only(emq_isolated, tmp_path):
+    out = tmp_path / "ran"
+    with eager():
+        with pytest.raises(Boom), transaction.atomic():
+            jobs.touch.enqueue_on_commit(str(out), text="rolled back")
+            raise Boom
+        with transaction.atomic():
+            jobs.touch.enqueue_on_commit(str(out), text="committed")
+            assert not out.exists()
+    assert out.read_text() == "committed\n"

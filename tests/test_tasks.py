@@ -154,3 +154,28 @@ def test_eager_setting_runs_tasks_and_jobs_inline(emq_env, settings, signals):
     assert jobs.add.enqueue(1, 1).id and Queue("default").counts().ready == 0
     with pytest.raises(RuntimeError, match="nope"):
         jobs.always_fails.enqueue("nope")
+
+
+def test_expired_lease_shows_as_lease_expired_and_ready_again(emq_env):
+    """A task whose worker vanished is READY again, its error LeaseExpired, its attempt counted."""
+    from emq.errors import LeaseExpired
+
+    result = tasks.add.using(lease=0.05).enqueue(1, 2)
+    q = Queue("default")
+    (claim,) = q.bclaim(1, "gone-worker")
+    assert tasks.add.get_result(result.id).status == TaskResultStatus.RUNNING
+    wait_for(lambda: q.sweep(), timeout=5, what="lease expiry")
+    again = tasks.add.get_result(result.id)
+    assert (again.status, again.worker_ids) == (TaskResultStatus.READY, ["gone-worker"])
+    assert again.errors[0].exception_class is LeaseExpired
+
+
+def test_async_enqueue_and_get_result(emq_env):
+    """aenqueue and aget_result work from async code (a view or a consumer)."""
+    import asyncio
+
+    async def roundtrip():
+        result = await tasks.add.aenqueue(5, 6)
+        return await tasks.add.aget_result(result.id)
+
+    assert asyncio.run(roundtrip()).status == TaskResultStatus.READY
