@@ -67,7 +67,7 @@ class EmqBackend(BaseTaskBackend):
 
     def validate_task(self, task: Task) -> None:
         super().validate_task(task)
-        _check(task.module_path, self._emq_options(task))
+        _check(task.module_path, {**self._emq_options(task), "queue": task.queue_name})
 
     def _emq_options(self, task: Task) -> dict[str, Any]:
         opts = {k: v for k, v in self.options.items() if k in EMQ_TASK_OPTIONS}

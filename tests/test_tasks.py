@@ -123,6 +123,15 @@ def test_priority_heads_its_own_lane_only(emq_env):
     assert tasks.tenant_report.get_result(urgent.id).task.priority == 50
 
 
+def test_priority_holds_when_run_after_falls_due(emq_env):
+    """A deferred urgent task is promoted to the head of its lane, ahead of work that waited there."""
+    waiting = tasks.add.enqueue(1, 1)
+    urgent = tasks.add.using(priority=5, run_after=timezone.now() + timedelta(milliseconds=50)).enqueue(2, 2)
+    q = Queue("default")
+    wait_for(lambda: q.tick("test-pump", 1000, 1000).promoted, timeout=5, what="promotion")
+    assert [c.id for c in q.bclaim(2, "w")] == [urgent.id, waiting.id]
+
+
 def test_task_class_carries_emqs_options(emq_env):
     """@task(group=..., max_attempts=..., lease=...) and .using(group=...) reach the job."""
     job = emq.get_job(tasks.tenant_report.enqueue(1).id)
