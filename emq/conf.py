@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
     "EMQ_PUMP_PARK": 5.0,  # seconds a Pump parks at most between ticks
     "EMQ_GRACE": 30.0,  # seconds a stopping worker waits for running jobs
+    "EMQ_PARTITIONS": {},  # {"queue": k}: k sub-queues queue#0..queue#k-1, one slot each (emq.partitions)
 }
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import conf, keys
+from . import conf, keys, partitions
 from .connection import get_client, guard
 from .encoding import encode_args
 from .engine import MintSpec, Queue
@@ -121,9 +121,11 @@ class JobFunction:
         return str(group)
 
     def _mint(self, specs: list[MintSpec]) -> list[JobRef]:
-        q = Queue(self.queue)
-        remember_queue(q)
-        q.mint(specs)
+        specs, batches = partitions.route(self.queue, specs)  # one batch unless the queue is partitioned
+        for name, batch in batches.items():
+            q = Queue(name)
+            remember_queue(q)
+            q.mint(batch)
         return [JobRef(s.id, self.queue) for s in specs]
 
 
@@ -146,10 +148,10 @@ def _check(name: str, o: dict[str, Any]) -> None:
 
 def remember_queue(q: Queue) -> None:
     """Add a queue to the registry the admin reads, once per process."""
-    key = (q.keys.prefix, q.name)
+    key = (q.keys.prefix, partitions.logical(q.name))
     if key not in _known_queues:
         with guard():
-            get_client().sadd(keys.registry_queues(q.keys.prefix), q.name)
+            get_client().sadd(keys.registry_queues(q.keys.prefix), key[1])
         _known_queues.add(key)
 
 
@@ -178,5 +180,5 @@ def lookup(name: str) -> JobFunction:
 
 
 def get_job(job_id: str, queue: str | None = None):
-    """Read a job by id from its queue (default: EMQ_DEFAULT_QUEUE)."""
-    return Queue(queue or conf.get("EMQ_DEFAULT_QUEUE")).get_job(job_id)
+    """Read a job by id from its queue (default: EMQ_DEFAULT_QUEUE), partitioned or not."""
+    return partitions.get_job(job_id, queue or conf.get("EMQ_DEFAULT_QUEUE"))

@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 
-from . import conf
+from . import conf, partitions
 from .connection import new_client
 from .engine import Queue
 from .errors import ServerUnavailable
@@ -105,7 +105,7 @@ class Pump:
 
 def run_forever(queue_names: Sequence[str]) -> None:
     """Run a Pump in the foreground until the process is stopped (``manage.py emq_pump``)."""
-    pump = Pump([Queue(n) for n in queue_names]).start()
+    pump = Pump([Queue(n) for n in partitions.expand(queue_names)]).start()
     try:
         pump.stop.wait()
     finally:

@@ -66,14 +66,15 @@ def run_until_empty(queues: Sequence[str] | None = None, *, concurrency: int = 4
 
 def enqueued(job: Any, queue: str | None = None) -> list:
     """The jobs of one registered job function now scheduled or ready in its queue."""
-    from .engine import Queue
+    from . import partitions
 
-    q = Queue(queue or job.queue)
+    found = []
     client = get_client()
-    ids = client.zrange(q.keys.scheduled, 0, -1)
-    for group in client.smembers(q.keys.lanes):
-        ids += client.lrange(q.keys.lane(group), 0, -1)
-    found = [q.get_job(i) for i in ids]
+    for q in partitions.queues(queue or job.queue):
+        ids = client.zrange(q.keys.scheduled, 0, -1)
+        for group in client.smembers(q.keys.lanes):
+            ids += client.lrange(q.keys.lane(group), 0, -1)
+        found += [q.get_job(i) for i in ids]
     return [j for j in found if j.name == job.name]
 
 
