@@ -86,7 +86,8 @@ def run(c, a) -> None:
     assert all(p.returncode == 0 for p in procs), "\n".join(e[-2000:] for e in errs)
     stats = [c.node(i).info("commandstats") for i in range(3)]
     print(f"drained by {a.workers} workers x {a.concurrency}: {drain_s:.2f}s ({a.jobs / drain_s:.0f} jobs/s)")
-    check(per_group, queues)
+    busy_s = check(per_group, queues)
+    print(f"first claim to last finish (server clock): {busy_s:.2f}s ({a.jobs / busy_s:.0f} jobs/s)")
     for i, s in enumerate(stats):
         calls = sum(v["calls"] for v in s.values())
         evals = s.get("cmdstat_evalsha", {}).get("calls", 0)
@@ -95,18 +96,21 @@ def run(c, a) -> None:
               f"({evals} EVALSHA, {evals / drain_s:.0f}/s)")
 
 
-def check(per_group: dict, queues) -> None:
+def check(per_group: dict, queues) -> float:
     """Each job completed once; each group's jobs claimed in enqueue order (claimed ms non-decreasing)."""
     outcome: Counter = Counter()
     fifo_broken = 0
+    span = [2**63, 0]  # server ms: first claim, last finish
     for refs in per_group.values():
         q = queues[int(refs[0].id.rsplit("~", 1)[1])] if len(queues) > 1 else queues[0]
         pipe = q.client.pipeline(transaction=False)
         for r in refs:
-            pipe.hmget(q.keys.job(r.id), "state", "attempts", "claimed")
+            pipe.hmget(q.keys.job(r.id), "state", "attempts", "claimed", "finished")
         rows = pipe.execute()
-        outcome.update((s, a) for s, a, _ in rows)
-        claimed = [int(x) for _, _, x in rows]
+        outcome.update((s, a) for s, a, _, _ in rows)
+        claimed = [int(x) for _, _, x, _ in rows]
+        span[0] = min(span[0], *claimed)
+        span[1] = max(span[1], *(int(x) for *_, x in rows))
         fifo_broken += sum(1 for x, y in zip(claimed, claimed[1:], strict=False) if y < x)
     total = sum(outcome.values())
     stats = [q.client.hgetall(q.keys.stats) for q in queues]
@@ -114,6 +118,7 @@ def check(per_group: dict, queues) -> None:
     done = sum(int(s.get("completed", 0)) for s in stats)
     print(f"jobs: {dict(outcome)}; completed count {done}; stale {stale}; FIFO inversions {fifo_broken}")
     assert outcome[("completed", "1")] == total == done and stale == 0 and fifo_broken == 0
+    return (span[1] - span[0]) / 1000
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Sequence
 
 from . import conf, partitions
-from .connection import new_client
+from .connection import disconnect, new_client
 from .engine import Queue
 from .errors import ServerUnavailable
 
@@ -51,7 +51,7 @@ class Pump:
             self._resign(q)
         for c in self.clients:
             try:
-                c.connection_pool.disconnect()
+                disconnect(c)
             except Exception:  # the blocking pop of a Pump thread may be reading this socket
                 pass
         for t in self.threads:
