@@ -1,6 +1,7 @@
-"""Moving a queue's slot to another node while workers drain it: nothing lost, nothing run twice.
+"""Scale-out on the local cluster (EMQ_TEST_CLUSTER=1): a partitioned queue over the shards, and a
+queue's slot moved to another node while workers drain it — nothing lost, nothing run twice.
 
-Runs only on the local cluster (EMQ_TEST_CLUSTER=1). The slot moves with the classic protocol
+The slot moves with the classic protocol
 (SETSLOT IMPORTING/MIGRATING, MIGRATE in batches, SETSLOT NODE) while two real worker processes
 drain 10,000 jobs; scripts on the moving slot are refused (TRYAGAIN) and retried by scripts.run.
 Without the slot guard (KEYS[2]) this test strands ~8,000 jobs: scripts ASK-redirected to the
@@ -79,3 +80,29 @@ def test_a_slot_migration_during_a_drain_loses_nothing_and_runs_nothing_twice(cl
     text = "".join(logs)
     assert "CROSSSLOT" not in text and "Traceback" not in text, text[-3000:]
 
+
+
+def test_a_k6_partitioned_queue_spreads_over_the_shards_with_fifo_per_group(cluster_env, valkey_cluster, settings):
+    """3,000 jobs in 60 groups over 6 partitions: each completes once, each group claimed in order."""
+    from emq import partitions
+
+    settings.EMQ_PARTITIONS = {"clicks": 6}
+    env = {**cluster_env, "EMQ_PARTITIONS": '{"clicks": 6}', "EMQ_LOG_LEVEL": "WARNING"}
+    per_group = {
+        g: jobs.add.using(queue="clicks", group=f"t{g}").enqueue_many([((g, s), {}) for s in range(50)])
+        for g in range(60)
+    }
+    homes = {valkey_cluster.owner(key_slot(q.keys.ns.encode())) for q in partitions.queues("clicks")}
+    assert len(homes) >= 2, "six partitions should not all hash to one node"
+    workers = [manage(env, "emq_worker", "--burst", "--queues", "clicks", "--concurrency", "8") for _ in range(2)]
+    assert [w.wait(timeout=90) for w in workers] == [0, 0]
+    for refs in per_group.values():
+        q = Queue(f"clicks#{refs[0].id.rsplit('~', 1)[1]}")
+        pipe = q.client.pipeline(transaction=False)
+        for r in refs:
+            pipe.hmget(q.keys.job(r.id), "state", "attempts", "claimed")
+        rows = pipe.execute()
+        assert {(s, a) for s, a, _ in rows} == {("completed", "1")}
+        claimed = [int(c) for *_, c in rows]
+        assert claimed == sorted(claimed), "a group's jobs were claimed out of order"
+    assert partitions.counts("clicks").completed == 3000
