@@ -187,3 +187,22 @@ def test_the_checker_refuses_a_key_not_built_from_ns(body):
         args = key_args(m.group(1), split_args(body[m.end() :]))
         flagged += [a for a in args if not check.expr(a)]
     assert flagged
+
+
+def test_no_module_walks_the_keyspace_or_sends_a_multi_key_command():
+    """Outside emq/testing.py nothing SCANs or KEYS the whole keyspace, and no command names two keys.
+
+    Registries (<prefix>:queues, :workers, :worker:<id>) are read one key per command, so the admin
+    and the workers run unchanged on a cluster.
+    """
+    client = r"(?:client(?:\(\))?|pipe)"  # client, self.client, get_client(), pipe
+    walking = re.compile(client + r"\.(scan_iter|scan|keys|mget|mset|msetnx|sunion\w*|sinter\w*|sdiff\w*|"
+                         r"zunion\w*|zinter\w*|zdiff\w*|rename|renamenx|smove|lmove|blmove|rpoplpush|copy)\(")
+    for path in EMQ.rglob("*.py"):
+        if path.name == "testing.py" or "migrations" in path.parts:
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            assert not walking.search(line), f"{path.relative_to(EMQ.parent)}:{n}: {line.strip()}"
+            assert not re.search(client + r"\.(delete|exists|unlink|blpop|brpop)\(\s*\*", line), (
+                f"{path.relative_to(EMQ.parent)}:{n}: a command over many keys may span slots"
+            )
