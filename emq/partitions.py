@@ -52,6 +52,11 @@ def names(queue: str) -> list[str]:
     return [queue] if k == 1 else [f"{queue}{SEP}{p}" for p in range(k)]
 
 
+def home(queue: str) -> str:
+    """The partition that holds a queue's queue-wide state, such as its recurrences: ``Q#0`` (or ``Q``)."""
+    return names(queue)[0]
+
+
 def expand(queues: Sequence[str]) -> list[str]:
     """Replace each partitioned queue by its partitions, keeping order and dropping repeats."""
     return list(dict.fromkeys(name for q in queues for name in names(q)))

@@ -110,6 +110,7 @@ def test_finish_settles_a_job_in_its_own_partition(clicks):
 def test_workers_and_pumps_expand_a_partitioned_queue(clicks):
     assert partitions.expand(["clicks", "mail", "clicks#1"]) == ["clicks#0", "clicks#1", "clicks#2", "mail"]
     assert partitions.logical("clicks#2") == "clicks" and partitions.logical("mail#2") == "mail#2"
+    assert (partitions.home("clicks"), partitions.home("mail")) == ("clicks#0", "mail")
 
 
 def test_a_bad_partition_count_is_refused_clearly(emq_env, settings):
