@@ -135,23 +135,34 @@ def _wait(condition, timeout: float, what: str) -> None:
 
 def migrate_slot(cluster: Cluster, slot: int, dest: int, batch: int = 100, pause: float = 0.0) -> int:
     """Move one slot to node dest key batch by key batch while clients run; returns keys moved."""
+    src = begin_migration(cluster, slot, dest)
+    moved = move_keys(cluster, slot, src, dest, batch, pause)
+    end_migration(cluster, slot, src, dest)
+    return moved
+
+
+def begin_migration(cluster: Cluster, slot: int, dest: int) -> int:
+    """Mark the slot IMPORTING on dest and MIGRATING on its owner; returns the owner's index."""
     src = cluster.owner(slot)
-    source, target = cluster.node(src), cluster.node(dest)
-    src_id, dest_id = cluster.node_id(src), cluster.node_id(dest)
-    target.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id)
-    source.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dest_id)
-    moved = 0
-    while True:
-        names = source.execute_command("CLUSTER", "GETKEYSINSLOT", slot, batch)
-        if not names:
-            break
+    cluster.node(dest).execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", cluster.node_id(src))
+    cluster.node(src).execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", cluster.node_id(dest))
+    return src
+
+
+def move_keys(cluster: Cluster, slot: int, src: int, dest: int, batch: int = 100, pause: float = 0.0) -> int:
+    """MIGRATE the slot's keys from src to dest, batch keys at a time; returns how many moved."""
+    source, moved = cluster.node(src), 0
+    while names := source.execute_command("CLUSTER", "GETKEYSINSLOT", slot, batch):
         source.execute_command("MIGRATE", "127.0.0.1", cluster.ports[dest], "", 0, 5000, "KEYS", *names)
         moved += len(names)
         if pause:
             time.sleep(pause)
-    for node in (target, source):
-        node.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dest_id)
-    for i in range(len(cluster.ports)):
-        if i not in (src, dest):
-            cluster.node(i).execute_command("CLUSTER", "SETSLOT", slot, "NODE", dest_id)
     return moved
+
+
+def end_migration(cluster: Cluster, slot: int, src: int, dest: int) -> None:
+    """Give the slot to dest on every node: dest first, then the old owner, then the rest."""
+    dest_id = cluster.node_id(dest)
+    others = [i for i in range(len(cluster.ports)) if i not in (src, dest)]
+    for i in (dest, src, *others):
+        cluster.node(i).execute_command("CLUSTER", "SETSLOT", slot, "NODE", dest_id)

@@ -82,6 +82,31 @@ def test_a_slot_migration_during_a_drain_loses_nothing_and_runs_nothing_twice(cl
 
 
 
+def test_a_script_on_a_migrating_slot_is_refused_then_runs_once_on_the_new_owner(cluster_env, valkey_cluster):
+    """While a queue's keys are split between two nodes a claim waits (TRYAGAIN); then it runs, once."""
+    q = Queue("moving")
+    ref = jobs.add.using(queue="moving").enqueue(1, 2)
+    slot = key_slot(q.keys.ns.encode())
+    dest = (valkey_cluster.owner(slot) + 1) % 3
+
+    def tryagain() -> int:
+        return valkey_cluster.node(dest).info("errorstats").get("errorstat_TRYAGAIN", {}).get("count", 0)
+
+    refused_before = tryagain()
+    src = cluster.begin_migration(valkey_cluster, slot, dest)
+    claimed: list = []
+    claimer = threading.Thread(target=lambda: claimed.extend(q.bclaim(5, "w")))
+    claimer.start()
+    wait_for(lambda: tryagain() > refused_before + 3, what="the claim to be refused on the importing node")
+    assert claimed == [] and valkey_cluster.node(src).hget(q.keys.job(ref.id), "state") == "ready"
+    cluster.move_keys(valkey_cluster, slot, src, dest)
+    cluster.end_migration(valkey_cluster, slot, src, dest)
+    claimer.join(timeout=10)
+    assert [c.id for c in claimed] == [ref.id] and claimed[0].token == 1
+    assert valkey_cluster.node(dest).hget(q.keys.job(ref.id), "state") == "active"
+    assert q.bclaim(5, "w") == []
+
+
 def test_a_k6_partitioned_queue_spreads_over_the_shards_with_fifo_per_group(cluster_env, valkey_cluster, settings):
     """3,000 jobs in 60 groups over 6 partitions: each completes once, each group claimed in order."""
     from emq import partitions
