@@ -79,6 +79,7 @@ EMQ_URL = env("EMQ_URL")
 EMQ_PREFIX = env("EMQ_PREFIX")
 EMQ_IMPORTS = env("EMQ_IMPORTS")
 EMQ_CLUSTER = env("EMQ_CLUSTER")
+EMQ_PARTITIONS = env.json("EMQ_PARTITIONS", default={})  # e.g. {"clicks": 6}
 EMQ_DATA_DIR = BASE_DIR / ".emq"
 
 # Django's Tasks framework (@task) on emq: queue_name is the emq queue; see emq/backends.py.

@@ -29,6 +29,7 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_GRACE": 30.0,  # seconds a stopping worker waits for running jobs
     "EMQ_EAGER": False,  # run jobs inline at enqueue, in the caller's process (tests, scripts)
     "EMQ_ASYNC_SLOTS": 100,  # async def jobs a worker runs at once on its event loop, besides its threads
+    "EMQ_PARTITIONS": {},  # {"queue": k}: k sub-queues queue#0..queue#k-1, one slot each (emq.partitions)
 }
 
 

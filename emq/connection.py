@@ -11,6 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 from django.conf import settings
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from . import conf
 from .errors import ServerUnavailable
@@ -61,18 +63,30 @@ def get_client() -> Any:
     return client
 
 
-def _connect(url: str, cluster: bool) -> Any:
+def _connect(url: str, cluster: bool, **extra: Any) -> Any:
     if url.split("://", 1)[0] not in ("redis", "rediss", "unix"):
         raise ServerUnavailable(f"EMQ_URL {mask(url)!r} is not a redis://, rediss:// or unix:// URL")
-    opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True}
+    opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True, **extra}
     if cluster:
         return redis.RedisCluster.from_url(url, **opts)
     return redis.Redis.from_url(url, **opts)
 
 
 def new_client() -> Any:
-    """A client with its own connections, for a thread that blocks (a parked worker, a Pump)."""
-    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")))
+    """A client with its own connections, for a thread that blocks (a parked worker, a Pump).
+
+    It never retries by itself: its thread's loop handles errors, and on a cluster a retry would
+    reconnect and block again after ``disconnect`` closed the sockets to stop it.
+    """
+    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")), retry=Retry(NoBackoff(), 0))
+
+
+def disconnect(client: Any) -> None:
+    """Close a client's sockets, cutting short a blocking pop another thread waits in (cluster or not)."""
+    if isinstance(client, redis.RedisCluster):
+        client.disconnect_connection_pools()
+    else:
+        client.connection_pool.disconnect()
 
 
 def reset() -> None:

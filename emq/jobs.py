@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import transaction
 
-from . import conf, keys
+from . import conf, keys, partitions
 from .connection import get_client, guard
 from .encoding import encode_args
 from .engine import MintSpec, Queue
@@ -128,12 +128,18 @@ class JobFunction:
         return str(group)
 
     def _mint(self, specs: list[MintSpec]) -> list[JobRef]:
-        act = self._run_inline if conf.get("EMQ_EAGER") else self.mint_now
+        specs, batches = partitions.route(self.queue, specs)  # one batch unless the queue is partitioned
+        if conf.get("EMQ_EAGER"):
+            def act() -> None:
+                self._run_inline(specs)
+        else:
+            def act() -> None:
+                self._write(batches)
         if self.options.on_commit:
             # The ids are chosen now, so the caller holds refs before the jobs exist.
-            transaction.on_commit(lambda: act(specs))
+            transaction.on_commit(act)
         else:
-            act(specs)
+            act()
         return [JobRef(s.id, self.queue) for s in specs]
 
     def _run_inline(self, specs: list[MintSpec]) -> None:
@@ -143,10 +149,15 @@ class JobFunction:
             run_inline(self, spec)
 
     def mint_now(self, specs: list[MintSpec]) -> None:
-        """Write resolved jobs to their queue at once."""
-        q = Queue(self.queue)
-        remember_queue(q)
-        q.mint(specs)
+        """Write resolved jobs to their queue (its partitions, when it has some) at once."""
+        self._write(partitions.route(self.queue, specs)[1])
+
+    @staticmethod
+    def _write(batches: dict[str, list[MintSpec]]) -> None:
+        for name, batch in batches.items():
+            q = Queue(name)
+            remember_queue(q)
+            q.mint(batch)
 
 
 def _check(name: str, o: dict[str, Any]) -> None:
@@ -168,10 +179,10 @@ def _check(name: str, o: dict[str, Any]) -> None:
 
 def remember_queue(q: Queue) -> None:
     """Add a queue to the registry the admin reads, once per process."""
-    key = (q.keys.prefix, q.name)
+    key = (q.keys.prefix, partitions.logical(q.name))
     if key not in _known_queues:
         with guard():
-            get_client().sadd(keys.registry_queues(q.keys.prefix), q.name)
+            get_client().sadd(keys.registry_queues(q.keys.prefix), key[1])
         _known_queues.add(key)
 
 
@@ -211,5 +222,5 @@ def _resolve_task(name: str) -> JobFunction | None:
 
 
 def get_job(job_id: str, queue: str | None = None):
-    """Read a job by id from its queue (default: EMQ_DEFAULT_QUEUE)."""
-    return Queue(queue or conf.get("EMQ_DEFAULT_QUEUE")).get_job(job_id)
+    """Read a job by id from its queue (default: EMQ_DEFAULT_QUEUE), partitioned or not."""
+    return partitions.get_job(job_id, queue or conf.get("EMQ_DEFAULT_QUEUE"))

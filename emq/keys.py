@@ -14,6 +14,7 @@ JOB = "job:"  # + id        hash   one job
 LANE = "lane:"  # + group   list   ready ids of one group
 MINUTE = "minute:"  # + n   hash   per-minute outcome counters for the dashboard chart
 DEFAULT_GROUP = "_"
+GUARD = "guard"  # never written; a second declared key that makes a migrating slot refuse scripts
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,11 @@ FIXED = frozenset(
         "repeat:next",  # zset  name -> next occurrence ms
     }
 )
+
+
+def guard(ns: str) -> str:
+    """KEYS[2] of every script: in the queue's slot, never written (see ``scripts``)."""
+    return ns + GUARD
 
 
 def registry_queues(prefix: str) -> str:

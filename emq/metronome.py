@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from .connection import new_client
+from .connection import disconnect, new_client
 from .engine import Queue
 
 log = logging.getLogger("emq.metronome")
@@ -50,7 +50,7 @@ class Metronome:
         self.parking.set()
         for c in self.clients:
             try:
-                c.connection_pool.disconnect()
+                disconnect(c)
             except Exception:  # closing a socket another thread reads may raise; it is closed anyway
                 pass
 

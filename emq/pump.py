@@ -15,8 +15,8 @@ import threading
 import uuid
 from collections.abc import Sequence
 
-from . import conf
-from .connection import new_client
+from . import conf, partitions
+from .connection import disconnect, new_client
 from .engine import Queue
 from .errors import ServerUnavailable
 
@@ -51,7 +51,7 @@ class Pump:
             self._resign(q)
         for c in self.clients:
             try:
-                c.connection_pool.disconnect()
+                disconnect(c)
             except Exception:  # the blocking pop of a Pump thread may be reading this socket
                 pass
         for t in self.threads:
@@ -105,7 +105,7 @@ class Pump:
 
 def run_forever(queue_names: Sequence[str]) -> None:
     """Run a Pump in the foreground until the process is stopped (``manage.py emq_pump``)."""
-    pump = Pump([Queue(n) for n in queue_names]).start()
+    pump = Pump([Queue(n) for n in partitions.expand(queue_names)]).start()
     try:
         pump.stop.wait()
     finally:

@@ -118,15 +118,16 @@ def _identity(job: Any, queue: str | None) -> tuple[str, str]:
 
 def enqueued(job: Any, queue: str | None = None) -> list:
     """The jobs of one job function (``@emq.job`` or Django ``@task``) now scheduled or ready in its queue."""
-    from .engine import Queue
+    from . import partitions
 
     name, queue = _identity(job, queue)
-    q = Queue(queue)
+    found = []
     client = get_client()
-    ids = client.zrange(q.keys.scheduled, 0, -1)
-    for group in client.smembers(q.keys.lanes):
-        ids += client.lrange(q.keys.lane(group), 0, -1)
-    found = [q.get_job(i) for i in ids]
+    for q in partitions.queues(queue):
+        ids = client.zrange(q.keys.scheduled, 0, -1)
+        for group in client.smembers(q.keys.lanes):
+            ids += client.lrange(q.keys.lane(group), 0, -1)
+        found += [q.get_job(i) for i in ids]
     return [j for j in found if j.name == name]
 
 

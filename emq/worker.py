@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import conf, runner
+from . import conf, partitions, runner
 from .aio import LoopThread
 from .connection import get_client, guard
 from .engine import Queue
@@ -58,7 +58,7 @@ class Worker:
         grace: float | None = None,
         park_timeout: float = 10.0,
     ) -> None:
-        self.queues = [Queue(n) for n in (queues or [conf.get("EMQ_DEFAULT_QUEUE")])]
+        self.queues = [Queue(n) for n in partitions.expand(queues or [conf.get("EMQ_DEFAULT_QUEUE")])]
         self.concurrency = max(1, concurrency)
         self.batch = max(1, batch or self.concurrency)
         self.burst = burst

@@ -1,4 +1,5 @@
-"""Fixtures: a real server for every engine test — the embedded Valkey, and EMQ_TEST_URL too.
+"""Fixtures: a real server for every engine test — the embedded Valkey, EMQ_TEST_URL too, and
+a local 3-master Valkey Cluster when EMQ_TEST_CLUSTER=1.
 
 Each test gets its own key prefix (never FLUSHALL), so the suite can share a server with
 anything else that runs on it.
@@ -22,6 +23,8 @@ def _server_params() -> list[str]:
     params = ["embedded"]
     if os.environ.get("EMQ_TEST_URL"):
         params.append("url")
+    if os.environ.get("EMQ_TEST_CLUSTER") == "1":
+        params.append("cluster")
     return params
 
 
@@ -35,24 +38,44 @@ def embedded_url():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def valkey_cluster():
+    """One local 3-master Valkey Cluster for the whole session (tests/cluster.py)."""
+    from tests import cluster
+
+    c = cluster.start(Path(tempfile.mkdtemp(prefix="emq-test-cluster-")))
+    yield c
+    c.stop()
+
+
 @pytest.fixture(scope="session", params=_server_params())
 def server_url(request):
-    """The server a test runs against: the embedded Valkey, then EMQ_TEST_URL when set."""
+    """The server a test runs against: the embedded Valkey, then EMQ_TEST_URL, then the cluster."""
     if request.param == "embedded":
         return request.getfixturevalue("embedded_url")
+    if request.param == "cluster":
+        return request.getfixturevalue("valkey_cluster").url
     return os.environ["EMQ_TEST_URL"]
 
 
+def on_the_cluster(request) -> bool:
+    """Whether this test runs on the local cluster (its server_url param)."""
+    callspec = getattr(request.node, "callspec", None)
+    return bool(callspec) and callspec.params.get("server_url") == "cluster"
+
+
 @pytest.fixture
-def emq_server_url(server_url):
-    """emq.testing's fixtures use the suite's servers (the user-facing default is the configured one)."""
+def emq_server_url(request, server_url, settings):
+    """emq.testing's fixtures use the suite's servers; on the cluster param, the cluster client."""
+    settings.EMQ_CLUSTER = on_the_cluster(request)
     return server_url
 
 
 @pytest.fixture
-def emq_env(server_url, emq_isolated):
+def emq_env(request, emq_server_url, emq_isolated):
     """Point emq at the test server under a fresh key prefix (emq.testing's ``emq_isolated``)."""
-    return {"EMQ_URL": server_url, "EMQ_PREFIX": emq_isolated}
+    on_cluster = on_the_cluster(request)
+    return {"EMQ_URL": emq_server_url, "EMQ_PREFIX": emq_isolated, "EMQ_CLUSTER": "true" if on_cluster else "false"}
 
 
 @pytest.fixture

@@ -2,6 +2,9 @@
   _prelude: helpers shared by every script; scripts.py prepends this file to each one.
   KEYS[1] ns  the queue's namespace <prefix>:{<queue>}: (not a key itself; every key a
               script touches is ns .. suffix, so all of them share the queue's hash tag)
+  KEYS[2] guard  ns .. 'guard', never read or written: scripts.run declares it so that a node
+              migrating the queue's slot refuses the script (TRYAGAIN) rather than run it
+              against half the keys; each operation's header lists KEYS[1] only
   Suffixes used here: job:<id>, lane:<group>, ring, lanes, caps, active, scheduled, wake,
                       pumpwake, leases, dead, reclaims, stats
 ]]

@@ -21,13 +21,14 @@ class Command(BaseCommand):
         parser.add_argument("--queues", default=None, help="comma-separated queues (default: EMQ_DEFAULT_QUEUE)")
 
     def handle(self, *args, **options) -> None:
+        from emq import partitions
         from emq.engine import Queue
         from emq.pump import Pump
 
         names = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
         try:
             autodiscover()
-            pump = Pump([Queue(n) for n in names])
+            pump = Pump([Queue(n) for n in partitions.expand(names)])
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: pump.stop.set())
             pump.start()

@@ -1,0 +1,208 @@
+"""Every script touches one cluster slot: read each ``emq/lua/*.lua`` and its Python wrappers.
+
+A script's keys all share the queue's hash tag when (a) its wrapper passes exactly the queue's
+namespace as KEYS[1] (``scripts.run`` adds the slot guard as KEYS[2]), and (b) the Lua builds
+every key it touches from ``ns`` and nothing else. This test fails when either could break.
+The run on the local cluster (EMQ_TEST_CLUSTER=1) catches at run time what slips past it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from emq import keys, scripts
+
+EMQ = Path(scripts.__file__).parent
+KEYLESS = {"TIME", "PING", "ECHO"}
+ALL_KEYS = {"DEL", "UNLINK", "EXISTS", "MGET", "TOUCH"}  # every argument is a key
+TWO_KEYS = {"LMOVE", "RPOPLPUSH", "BLMOVE", "SMOVE", "RENAME", "RENAMENX", "COPY"}
+FORBIDDEN = {"KEYS", "SCAN", "FLUSHALL", "FLUSHDB", "RANDOMKEY"}
+
+
+def lua(name: str) -> str:
+    """The full source scripts.py sends, comments stripped."""
+    src = scripts.script(name).source
+    src = re.sub(r"--\[\[.*?\]\]", "", src, flags=re.S)
+    return re.sub(r"--[^\n]*", "", src)
+
+
+def split_args(text: str) -> list[str]:
+    """Split a call's argument text at top-level commas; stop at its closing parenthesis."""
+    args, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    args.append(cur.strip())
+    return args
+
+
+def calls_of(src: str, fn: str) -> list[list[str]]:
+    return [split_args(src[m.end() :]) for m in re.finditer(rf"(?<![\w.:]){re.escape(fn)}\(", src)]
+
+
+class KeyCheck:
+    """Decides whether a Lua expression can only name a key built from ``ns``."""
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.bindings: dict[str, list[str]] = {}
+        for m in re.finditer(r"(?:local\s+)?\b(\w+)(\[[^\]]*\])?\s*=(?!=)\s*(?=([^\n]+))", src):
+            self.bindings.setdefault(m.group(1), []).append(("[]" if m.group(2) else "") + m.group(3).strip())
+        self.params: dict[str, tuple[str, int]] = {}
+        for m in re.finditer(r"function\s+(\w+)\s*\(([^)]*)\)", src):
+            for i, p in enumerate(x.strip() for x in m.group(2).split(",")):
+                self.params.setdefault(p, (m.group(1), i))
+
+    def expr(self, e: str, seen: frozenset = frozenset()) -> bool:
+        e = e.strip()
+        if e.startswith("ns .."):
+            return True
+        m = re.fullmatch(r"unpack\((\w+)\)", e) or re.fullmatch(r"(\w+)", e)
+        return bool(m) and self.ident(m.group(1), seen)
+
+    def ident(self, name: str, seen: frozenset) -> bool:
+        if name in seen:
+            return True
+        seen = seen | {name}
+        bound = self.bindings.get(name, [])
+        if any(b.startswith("[]ns ..") for b in bound):  # rebuilt element-wise: victims[j] = ns .. 'job:' ..
+            return True
+        if bound:
+            return all(self.expr(b, seen) for b in bound)
+        if name in self.params:
+            fn, i = self.params[name]
+            sites = [a for a in calls_of(self.src, fn) if len(a) > i]
+            return bool(sites) and all(self.expr(a[i], seen) for a in sites)
+        return False
+
+
+def key_args(command: str, args: list[str]) -> list[str]:
+    if command in KEYLESS:
+        return []
+    if command in ALL_KEYS:
+        return args
+    if command in TWO_KEYS:
+        return args[:2]
+    return args[:1]
+
+
+@pytest.mark.parametrize("name", scripts.names())
+def test_every_key_a_script_touches_is_built_from_its_namespace(name):
+    """redis.call(...) names keys only as ns .. suffix, or locals bound to such; no KEYS[i] but KEYS[1]."""
+    src = lua(name)
+    assert re.findall(r"KEYS\[(\d+)\]", src) == ["1"], f"{name}: only the prelude reads KEYS, and only KEYS[1]"
+    check = KeyCheck(src)
+    for m in re.finditer(r"redis\.p?call\(\s*'(\w+)'\s*,?", src):
+        command = m.group(1).upper()
+        assert command not in FORBIDDEN, f"{name}: {command} walks the whole keyspace"
+        for arg in key_args(command, split_args(src[m.end() :])):
+            assert check.expr(arg), f"{name}.lua: {command} {arg!r} is not a key built from ns (KEYS[1])"
+
+
+@pytest.mark.parametrize("name", scripts.names())
+def test_every_suffix_a_script_uses_is_named_in_keys_py(name):
+    """Only keys.py spells key names: each ns .. '<suffix>' in Lua is one of its fixed keys or prefixes."""
+    prefixes = (keys.JOB, keys.LANE, keys.MINUTE)
+    for suffix in re.findall(r"ns \.\. '([^']*)'", lua(name)):
+        assert suffix in keys.FIXED or suffix in prefixes, f"{name}.lua uses key suffix {suffix!r} unknown to keys.py"
+
+
+@pytest.mark.parametrize("name", scripts.names())
+def test_every_header_declares_only_the_namespace(name):
+    """The header documents KEYS[1] = ns (<prefix>:{<queue>}:) and no other declared key."""
+    header = (scripts.LUA_DIR / f"{name}.lua").read_text().split("]]", 1)[0]
+    assert re.search(r"KEYS\[1\]\s+ns\s+<prefix>:\{<queue>\}:", header), f"{name}.lua: header lacks KEYS[1] ns"
+    assert re.findall(r"KEYS\[(\d+)\]", header) == ["1"], f"{name}.lua: a script declares only KEYS[1]"
+
+
+def wrapper_calls() -> list[tuple[str, str, str]]:
+    """(file, script, keys argument) for each scripts.run(...) and ("name", keys, argv) call in emq/."""
+    found = []
+    names = set(scripts.names())
+    for path in EMQ.rglob("*.py"):
+        if path.name == "scripts.py":
+            continue
+        src = path.read_text()
+        for args in calls_of(src, "scripts.run"):
+            found.append((path.name, args[1].strip("\"'"), args[2]))
+        for m in re.finditer(r"(?<!\w)\(\s*\"(\w+)\"\s*,\s*(\[[^\]]*\])", src):
+            if m.group(1) in names:
+                found.append((path.name, m.group(1), m.group(2)))
+    return found
+
+
+def test_every_wrapper_passes_exactly_the_queue_namespace():
+    """Python passes [<queue>.keys.ns] as a script's keys: one slot, and scripts.run adds its guard."""
+    calls = wrapper_calls()
+    assert calls, "found no script call sites in emq/"
+    for file, script, keys_arg in calls:
+        assert re.fullmatch(r"\[\s*(self\.)?(\w+\.)?keys\.ns\s*\]", keys_arg) or keys_arg == "keys", (
+            f"{file}: script {script} is called with keys {keys_arg}; pass [queue.keys.ns] only"
+        )
+
+
+def test_every_script_has_a_python_wrapper():
+    """No script is dead code: each is called from emq/ (through engine.Queue._run or scripts.run)."""
+    text = "\n".join(p.read_text() for p in EMQ.rglob("*.py") if p.name != "scripts.py")
+    for name in scripts.names():
+        assert f'"{name}"' in text, f"emq/lua/{name}.lua has no caller in emq/"
+
+
+def test_the_guard_key_shares_the_namespace_slot():
+    """KEYS[2] is in KEYS[1]'s slot for any prefix and queue (the hash tag is the queue)."""
+    from redis.cluster import key_slot
+
+    for prefix, queue in [("emq", "default"), ("a:b", "Q#3"), ("x", "mail")]:
+        ns = keys.QueueKeys(prefix, queue).ns
+        assert len({key_slot(k.encode()) for k in scripts.declared([ns])}) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "redis.call('GET', 'emq:{other}:x')",
+        "local k = ARGV[1]\nredis.call('HSET', k, 'a', 1)",
+        "local function f(key) redis.call('DEL', key) end\nf(ns .. 'ring')\nf(ARGV[2])",
+        "redis.call('LMOVE', ns .. 'ring', ARGV[1], 'LEFT', 'RIGHT')",
+        "redis.call('DEL', ns .. 'ring', ARGV[1])",
+    ],
+)
+def test_the_checker_refuses_a_key_not_built_from_ns(body):
+    """The static check is not vacuous: keys from ARGV, literals or a bad call site are caught."""
+    check = KeyCheck("local ns = KEYS[1]\n" + body)
+    flagged = []
+    for m in re.finditer(r"redis\.p?call\(\s*'(\w+)'\s*,?", body):
+        args = key_args(m.group(1), split_args(body[m.end() :]))
+        flagged += [a for a in args if not check.expr(a)]
+    assert flagged
+
+
+def test_no_module_walks_the_keyspace_or_sends_a_multi_key_command():
+    """Outside emq/testing.py nothing SCANs or KEYS the whole keyspace, and no command names two keys.
+
+    Registries (<prefix>:queues, :workers, :worker:<id>) are read one key per command, so the admin
+    and the workers run unchanged on a cluster.
+    """
+    client = r"(?:client(?:\(\))?|pipe)"  # client, self.client, get_client(), pipe
+    walking = re.compile(client + r"\.(scan_iter|scan|keys|mget|mset|msetnx|sunion\w*|sinter\w*|sdiff\w*|"
+                         r"zunion\w*|zinter\w*|zdiff\w*|rename|renamenx|smove|lmove|blmove|rpoplpush|copy)\(")
+    for path in EMQ.rglob("*.py"):
+        if path.name == "testing.py" or "migrations" in path.parts:
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            assert not walking.search(line), f"{path.relative_to(EMQ.parent)}:{n}: {line.strip()}"
+            assert not re.search(client + r"\.(delete|exists|unlink|blpop|brpop)\(\s*\*", line), (
+                f"{path.relative_to(EMQ.parent)}:{n}: a command over many keys may span slots"
+            )
