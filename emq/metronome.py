@@ -27,7 +27,7 @@ class Metronome:
         self.timeout = timeout
         self.parking = threading.Event()
         self.closed = False
-        self.clients = [new_client() for _ in self.queues]
+        self.clients = [new_client(block=timeout) for _ in self.queues]
         self.threads = [
             threading.Thread(target=self._park_loop, args=(q, c), name=f"emq-park-{q.name}", daemon=True)
             for q, c in zip(self.queues, self.clients, strict=True)
@@ -67,5 +67,19 @@ class Metronome:
                 log.warning("parking on %s failed: %s", q.name, exc)
                 self.signal.wait(1.0)
                 continue
-            if token:
-                self.signal.set()
+            if not token:
+                continue
+            if not self.parking.is_set() and not self.closed:
+                self._pass_on(q, client, token[1])
+            self.signal.set()
+
+    def _pass_on(self, q: Queue, client, token: str) -> None:
+        """Put back a token popped after the worker stopped parking, so a parked worker gets it.
+
+        The pop began while this worker was idle, but it has since claimed and may be full:
+        keeping the token would break the chain that spreads a burst over all idle workers.
+        """
+        try:
+            client.lpush(q.keys.wake, token)
+        except Exception as exc:  # the worker still claims on its next pass; only the baton is late
+            log.warning("passing a wake token on in %s failed: %s", q.name, exc)
