@@ -128,7 +128,24 @@ def test_sweep_reclaims_expired_leases_and_records_each_reclaim(emq_env):
     assert stat(q, "reclaimed") == 1
     assert q.get_job(keep.id).state == "active"
     assert q.finish([Outcome(ref.id, c.token, "completed", "2")]) == ["stale"]
-    assert stat(q, "stale") == 1
+    assert q.extend_lock(ref.id, c.token, 60_000) is False and q.release_lock(ref.id, c.token) is False
+    assert stat(q, "stale") == 1 and q.get_job(ref.id) == job
+
+
+def test_the_pump_parks_until_the_earliest_lease_expiry_not_its_cap(emq_env, settings):
+    """With nothing scheduled, a Pump whose cap is 5 s still sweeps a 0.3 s lease on time."""
+    settings.EMQ_PUMP_PARK = 5.0
+    q = Queue("default")
+    ref = jobs.add.using(lease=0.3).enqueue(1, 1)
+    q.bclaim(1, "w")
+    expiry = q.client.zscore(q.keys.leases, ref.id)
+    pump = Pump([q]).start()
+    try:
+        wait_for(lambda: q.get_job(ref.id).state == "ready", timeout=4, what="reclaimed by the Pump")
+    finally:
+        pump.close()
+    late = int(q.client.hget(q.keys.job(ref.id), "reclaimed_at")) - expiry
+    assert 0 <= late <= 500, f"reclaimed {late} ms after the lease expired"
 
 
 def test_a_job_stalling_more_than_max_stalled_times_is_dead_as_stalled(emq_env):

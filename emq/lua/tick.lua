@@ -39,10 +39,12 @@ if expiry and expiry <= now then
   expiry = head('leases')
 end
 local rep = head('repeat:next')
+-- Park until the earliest of the next due time, lease expiry and occurrence (any may be nil,
+-- so no ipairs over them: it would stop at the first nil).
 local next_at = now + park
-for _, t in ipairs({due, expiry, rep}) do
-  if t and t < next_at then next_at = t end
-end
+if due and due < next_at then next_at = due end
+if expiry and expiry < next_at then next_at = expiry end
+if rep and rep < next_at then next_at = rep end
 local repeat_due = 0
 if rep and rep <= now then repeat_due = 1 end
 return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now}
