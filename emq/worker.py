@@ -126,7 +126,7 @@ class Worker:
         self.signal.clear()
         outcomes = self.pending + self._collect()
         self.pending = []
-        free = 0 if self.stopping is not None or self._skip_claim() else self.concurrency - self.running
+        free = 0 if self.stopping is not None else self.concurrency - self.running
         try:
             claimed = self._exchange(outcomes, free)
             now = time.monotonic()
@@ -201,6 +201,8 @@ class Worker:
         by_queue: dict[str, list] = {}
         for held, outcome in outcomes:
             by_queue.setdefault(held.queue.name, []).append((held, outcome))
+        if self._skip_claim():
+            free = 0
         claimed = 0
         n = len(self.queues)
         self._rr = (self._rr + 1) % n
@@ -219,6 +221,9 @@ class Worker:
             self._log_outcomes(done, statuses)
             for job in jobs:
                 self._dispatch(q, job)
+            if jobs:  # a lease shorter than those already held must be renewed sooner
+                soonest = time.monotonic() + min(j.lease_ms for j in jobs) / 3000
+                self._next_renew = min(self._next_renew, soonest)
             claimed += len(jobs)
         return claimed
 
@@ -226,9 +231,8 @@ class Worker:
         held = Held(q, job)
         self.held[(q.name, job.id)] = held
         self.running += 1
-        due = time.monotonic() + job.lease_ms / 3000
-        if len(self.held) == 1 or due < self._next_renew:  # a shorter lease than those held renews sooner
-            self._next_renew = due
+        if self._next_renew == 0.0 or len(self.held) == 1:
+            self._next_renew = time.monotonic() + job.lease_ms / 3000
         self.tasks.put(held)
 
     def _slot(self) -> None:

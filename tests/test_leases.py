@@ -301,3 +301,14 @@ def test_stop_past_the_grace_period_releases_leases_at_once(emq_env, fleet):
     assert q.counts().active == 0 and q.counts().ready == 3
     assert {(q.get_job(r.id).state, q.get_job(r.id).attempts) for r in refs} == {("ready", 1)}
     assert "released 3 job(s)" in fleet.log(w)
+
+
+def test_a_shorter_lease_claimed_later_is_renewed_on_its_own_schedule(emq_env, fleet):
+    """A worker holding a 30 s lease that then claims a 1 s one renews the 1 s one every ~0.33 s."""
+    q = Queue("default")
+    fleet.worker("--concurrency", "2", env={"EMQ_PUMP_PARK": "0.2"})
+    long = jobs.nap.enqueue(3.0)
+    wait_for(lambda: q.counts().active == 1, timeout=30, what="the long-lease job running")
+    short = jobs.nap.using(lease=1).enqueue(2.0)
+    wait_for(lambda: q.counts().completed == 2, timeout=20, what="both jobs completed")
+    assert [(q.get_job(r.id).attempts, q.get_job(r.id).stalled) for r in (long, short)] == [(1, 0), (1, 0)]

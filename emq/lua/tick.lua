@@ -39,8 +39,7 @@ if expiry and expiry <= now then
   expiry = head('leases')
 end
 local rep = head('repeat:next')
--- Park until the earliest of the next due time, lease expiry and occurrence (any may be nil,
--- so no ipairs over them: it would stop at the first nil).
+-- The earliest duty; not ipairs over {due, expiry, rep}: it stops at the first nil.
 local next_at = now + park
 if due and due < next_at then next_at = due end
 if expiry and expiry < next_at then next_at = expiry end

@@ -27,8 +27,8 @@ class Command(BaseCommand):
 
         names = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
         try:
-            autodiscover()
             apply_group_limits(names)
+            autodiscover()
             pump = Pump([Queue(n) for n in names])
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: pump.stop.set())
