@@ -61,12 +61,10 @@ def get_client() -> Any:
     return client
 
 
-def _connect(url: str, cluster: bool, socket_timeout: float | None = None) -> Any:
+def _connect(url: str, cluster: bool, **extra: Any) -> Any:
     if url.split("://", 1)[0] not in ("redis", "rediss", "unix"):
         raise ServerUnavailable(f"EMQ_URL {mask(url)!r} is not a redis://, rediss:// or unix:// URL")
-    opts: dict[str, Any] = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True}
-    if socket_timeout is not None:
-        opts["socket_timeout"] = socket_timeout
+    opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True, **extra}
     if cluster:
         return redis.RedisCluster.from_url(url, **opts)
     return redis.Redis.from_url(url, **opts)
@@ -78,8 +76,8 @@ def new_client(block: float = 0.0) -> Any:
     redis-py reads with a 5 s socket timeout by default: a blocking pop of up to ``block``
     seconds needs a longer one, or every long park ends in a TimeoutError and a reconnect.
     """
-    timeout = block + 5.0 if block > 0 else None
-    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")), timeout)
+    extra = {"socket_timeout": block + 5.0} if block > 0 else {}
+    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")), **extra)
 
 
 def reset() -> None:

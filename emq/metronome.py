@@ -3,7 +3,10 @@
 Mint, promotion, release and reclaim push one token; a blocking pop returns it at once, so
 an idle worker sends no polling traffic. Each queue lives in its own cluster slot, so there
 is one parker thread a queue (no multi-key blocking call across slots); a token wakes the
-worker loop through a shared Event.
+worker loop through a shared Event. A claim that leaves work behind pushes a token again
+(the baton), so a burst spreads over every parked worker; a token a parker pops after its
+worker stopped parking is pushed back for the next one. The pop's timeout only bounds how
+long a parker stays blocked: the worker loop times its own duties (renewals, heartbeat).
 """
 
 from __future__ import annotations
@@ -69,9 +72,10 @@ class Metronome:
                 continue
             if not token:
                 continue
-            if not self.parking.is_set() and not self.closed:
+            if self.parking.is_set() or self.closed:
+                self.signal.set()
+            else:
                 self._pass_on(q, client, token[1])
-            self.signal.set()
 
     def _pass_on(self, q: Queue, client, token: str) -> None:
         """Put back a token popped after the worker stopped parking, so a parked worker gets it.
