@@ -201,7 +201,7 @@ class Worker:
         by_queue: dict[str, list] = {}
         for held, outcome in outcomes:
             by_queue.setdefault(held.queue.name, []).append((held, outcome))
-        if self._skip_claim():
+        if self._skip_claim() and not outcomes:
             free = 0
         claimed = 0
         n = len(self.queues)

@@ -139,6 +139,31 @@ def test_group_limits_from_settings_are_applied(emq_env, settings):
         emq.apply_group_limits()
 
 
+
+def test_every_change_that_makes_work_visible_pushes_one_wake_token(emq_env):
+    """Mint, promotion, release, reclaim, a retry due now and a cap lifted each leave a token (at most one)."""
+    q = Queue("default")
+
+    def woke(action) -> bool:
+        q.client.delete(q.keys.wake)
+        action()
+        return q.client.llen(q.keys.wake) == 1
+
+    assert woke(lambda: jobs.add.enqueue_many([((1, i), {}) for i in range(3)]))
+    a, b, c = q.bclaim(3, "w")
+    assert woke(lambda: q.release_lock(a.id, a.token))
+    assert woke(lambda: q.finish([Outcome(b.id, b.token, "failed", "ValueError: x", 0)]))
+    q.extend_lock(c.id, c.token, 1)
+    assert woke(lambda: wait_for(lambda: q.sweep(), what="lease expired"))
+    jobs.add.enqueue_in(0.01, 2, 2)
+    assert woke(lambda: wait_for(lambda: q.tick("pump", 5000, 5000).promoted, what="promoted"))
+    emq.set_group_limit("default", "g", 1)
+    jobs.add.using(group="g").enqueue_many([((4, i), {}) for i in range(2)])
+    assert [x.args for x in q.bclaim(5, "w") if x.args[0] == 4] == [[4, 0]]
+    assert woke(lambda: emq.set_group_limit("default", "g", None))
+    assert woke(lambda: [jobs.add.enqueue(5, i) for i in range(3)]), "one token, not one a mint"
+
+
 # -- real worker processes ---------------------------------------------------------------------
 
 
