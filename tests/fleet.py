@@ -23,7 +23,7 @@ class Fleet:
 
     def start(self, *args: str, env: dict | None = None) -> subprocess.Popen:
         """Start ``manage.py <args>``; its stderr goes to a log file named after its index."""
-        log = open(self.folder / f"proc-{len(self.procs)}.log", "w")  # noqa: SIM115 (closed at reap)
+        log = open(self.folder / f"proc-{len(self.procs)}.log", "w")  # closed at reap
         proc = manage({**self.env, **(env or {})}, *args, stdout=log, stderr=subprocess.STDOUT)
         proc.log_path = log.name
         proc.log_file = log
