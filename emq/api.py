@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from . import conf
+from collections.abc import Iterable
+
+from . import conf, partitions
 from .engine import Queue
 from .errors import (
     ConfigurationError,
@@ -23,10 +25,32 @@ def queue(name: str | None = None) -> Queue:
 
 def set_group_limit(queue_name: str, group: str, limit: int | None) -> None:
     """Cap the active jobs of one group in one queue; None lifts the cap."""
-    Queue(queue_name).set_group_limit(group, limit)
+    Queue(partitions.of_group(queue_name, group)).set_group_limit(group, limit)
+
+
+def apply_group_limits(queue_names: Iterable[str] | None = None) -> int:
+    """Write EMQ_GROUP_LIMITS ({"queue": {"group": cap}}) to the server; returns how many were set."""
+    limits = conf.get("EMQ_GROUP_LIMITS") or {}
+    if not isinstance(limits, dict):
+        raise ConfigurationError(f'EMQ_GROUP_LIMITS must be {{"queue": {{"group": cap}}}}, not {limits!r}')
+    wanted = None if queue_names is None else {partitions.logical(n) for n in queue_names}
+    applied = 0
+    for queue_name, groups in limits.items():
+        if wanted is not None and queue_name not in wanted:
+            continue
+        if not isinstance(groups, dict):
+            raise ConfigurationError(f"EMQ_GROUP_LIMITS[{queue_name!r}] must map group names to caps, not {groups!r}")
+        for group, limit in groups.items():
+            try:
+                set_group_limit(queue_name, str(group), limit)
+            except (TypeError, ValueError) as exc:
+                raise ConfigurationError(f"EMQ_GROUP_LIMITS[{queue_name!r}][{group!r}]: {exc}") from None
+            applied += 1
+    return applied
 
 
 __all__ = [
     "ConfigurationError", "EmqError", "Job", "JobFunction", "JobNotFound", "JobRef", "NotRegistered",
-    "PayloadTooLarge", "Queue", "ServerUnavailable", "get_job", "job", "queue", "set_group_limit",
+    "PayloadTooLarge", "Queue", "ServerUnavailable", "apply_group_limits", "get_job", "job", "queue",
+    "set_group_limit",
 ]

@@ -72,13 +72,16 @@ def _connect(url: str, cluster: bool, **extra: Any) -> Any:
     return redis.Redis.from_url(url, **opts)
 
 
-def new_client() -> Any:
+def new_client(block: float = 0.0) -> Any:
     """A client with its own connections, for a thread that blocks (a parked worker, a Pump).
 
+    redis-py reads with a 5 s socket timeout by default: a blocking pop of up to ``block``
+    seconds needs a longer one, or every long park ends in a TimeoutError and a reconnect.
     It never retries by itself: its thread's loop handles errors, and on a cluster a retry would
     reconnect and block again after ``disconnect`` closed the sockets to stop it.
     """
-    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")), retry=Retry(NoBackoff(), 0))
+    extra = {"socket_timeout": block + 5.0} if block > 0 else {}
+    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")), retry=Retry(NoBackoff(), 0), **extra)
 
 
 def disconnect(client: Any) -> None:

@@ -3,7 +3,10 @@
 Mint, promotion, release and reclaim push one token; a blocking pop returns it at once, so
 an idle worker sends no polling traffic. Each queue lives in its own cluster slot, so there
 is one parker thread a queue (no multi-key blocking call across slots); a token wakes the
-worker loop through a shared Event.
+worker loop through a shared Event. A claim that leaves work behind pushes a token again
+(the baton), so a burst spreads over every parked worker; a token a parker pops after its
+worker stopped parking is pushed back for the next one. The pop's timeout only bounds how
+long a parker stays blocked: the worker loop times its own duties (renewals, heartbeat).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ class Metronome:
         self.timeout = timeout
         self.parking = threading.Event()
         self.closed = False
-        self.clients = [new_client() for _ in self.queues]
+        self.clients = [new_client(block=timeout) for _ in self.queues]
         self.threads = [
             threading.Thread(target=self._park_loop, args=(q, c), name=f"emq-park-{q.name}", daemon=True)
             for q, c in zip(self.queues, self.clients, strict=True)
@@ -67,5 +70,20 @@ class Metronome:
                 log.warning("parking on %s failed: %s", q.name, exc)
                 self.signal.wait(1.0)
                 continue
-            if token:
+            if not token:
+                continue
+            if self.parking.is_set() or self.closed:
                 self.signal.set()
+            else:
+                self._pass_on(q, client, token[1])
+
+    def _pass_on(self, q: Queue, client, token: str) -> None:
+        """Put back a token popped after the worker stopped parking, so a parked worker gets it.
+
+        The pop began while this worker was idle, but it has since claimed and may be full:
+        keeping the token would break the chain that spreads a burst over all idle workers.
+        """
+        try:
+            client.lpush(q.keys.wake, token)
+        except Exception as exc:  # the worker still claims on its next pass; only the baton is late
+            log.warning("passing a wake token on in %s failed: %s", q.name, exc)

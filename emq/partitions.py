@@ -80,6 +80,12 @@ def of_key(key: str, k: int) -> int:
     return zlib.crc32(key.encode()) % k
 
 
+def of_group(queue: str, group: str) -> str:
+    """The physical queue a group's lane lives in (its cap applies there, exactly)."""
+    k = count(queue)
+    return queue if k == 1 else f"{queue}{SEP}{of_key(group, k)}"
+
+
 def _next_turn(queue: str, k: int) -> int:
     turn = _turns.get(queue)
     if turn is None:

@@ -37,7 +37,7 @@ class Pump:
     def start(self) -> Pump:
         """Run one thread per queue in the background."""
         for q in self.queues:
-            client = new_client()
+            client = new_client(block=self.park_ms / 1000)
             self.clients.append(client)
             t = threading.Thread(target=self.run_queue, args=(q, client), name=f"emq-pump-{q.name}", daemon=True)
             t.start()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from . import conf, partitions, runner
 from .aio import LoopThread
+from .api import apply_group_limits
 from .connection import get_client, guard
 from .engine import Queue
 from .errors import ServerUnavailable
@@ -56,7 +57,7 @@ class Worker:
         burst: bool = False,
         pump: bool = True,
         grace: float | None = None,
-        park_timeout: float = 10.0,
+        park_timeout: float = 30.0,
     ) -> None:
         self.queues = [Queue(n) for n in partitions.expand(queues or [conf.get("EMQ_DEFAULT_QUEUE")])]
         self.concurrency = max(1, concurrency)
@@ -81,6 +82,8 @@ class Worker:
         self._rr = 0
         self._next_renew = 0.0
         self._next_beat = 0.0
+        self._quiet = False  # the last park ended by its timeout, not by a token or an outcome
+        self._next_recheck = 0.0
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -89,6 +92,7 @@ class Worker:
         self._install_signals()
         for q in self.queues:
             remember_queue(q)
+        apply_group_limits(q.name for q in self.queues)
         for _ in range(self.concurrency):
             threading.Thread(target=self._slot, name="emq-slot", daemon=True).start()
         self.metronome.start()
@@ -130,14 +134,14 @@ class Worker:
         free = 0 if self.stopping is not None else self._free()
         try:
             claimed = self._exchange(outcomes, free)
+            now = time.monotonic()
+            if now >= self._next_renew:
+                self._renew()
+            if now >= self._next_beat:
+                self._heartbeat()
         except ServerUnavailable as exc:
             return self._outage(exc)
         self.outage = 0
-        now = time.monotonic()
-        if now >= self._next_renew:
-            self._renew()
-        if now >= self._next_beat:
-            self._heartbeat()
         if self.stopping is not None:
             return self._stop_pass()
         if claimed:
@@ -149,9 +153,21 @@ class Worker:
             return True
         # Free slots and nothing ready: park until a wake token, an outcome or the next duty.
         self.metronome.park()
-        self.signal.wait(min(self._until_duty(), 1.0) if self.burst else self._until_duty())
+        self._quiet = not self.signal.wait(min(self._until_duty(), 1.0) if self.burst else self._until_duty())
         self.metronome.unpark()
         return False
+
+    def _skip_claim(self) -> bool:
+        """After a park that no token ended, nothing became visible: skip the claim (idle budget).
+
+        Every change that makes work visible pushes a wake token, so a timeout means there is
+        nothing to claim; a claim once a minute anyway guards against a token lost with a parker.
+        """
+        quiet, self._quiet = self._quiet, False
+        if not quiet or self.burst or time.monotonic() >= self._next_recheck:
+            self._next_recheck = time.monotonic() + 60
+            return False
+        return True
 
     def _outage(self, exc: Exception) -> bool:
         """The server is unreachable: keep running jobs and their outcomes, retry with backoff."""
@@ -196,6 +212,8 @@ class Worker:
         by_queue: dict[str, list] = {}
         for held, outcome in outcomes:
             by_queue.setdefault(held.queue.name, []).append((held, outcome))
+        if self._skip_claim() and not outcomes:
+            free = 0
         claimed = 0
         n = len(self.queues)
         self._rr = (self._rr + 1) % n
@@ -214,6 +232,9 @@ class Worker:
             self._log_outcomes(done, statuses)
             for job in jobs:
                 self._dispatch(q, job)
+            if jobs:  # a lease shorter than those already held must be renewed sooner
+                soonest = time.monotonic() + min(j.lease_ms for j in jobs) / 3000
+                self._next_renew = min(self._next_renew, soonest)
             claimed += len(jobs)
         return claimed
 

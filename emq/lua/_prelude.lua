@@ -31,11 +31,14 @@ local function at_cap(group)
 end
 
 -- Restore the ring invariant for one group: on the ring iff its lane has work and it is under its cap.
+-- Returns true when the group is on the ring afterwards.
 local function ring_fix(group)
   redis.call('LREM', ns .. 'ring', 0, group)
   if redis.call('EXISTS', ns .. 'lane:' .. group) == 1 and not at_cap(group) then
     redis.call('RPUSH', ns .. 'ring', group)
+    return true
   end
+  return false
 end
 
 -- Make an id ready in its group's lane; a lane that was empty joins the ring and the lane set.
@@ -49,13 +52,14 @@ local function lane_push(group, id, front)
   end
 end
 
--- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring.
+-- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring,
+-- and parked workers are woken for its waiting work.
 local function active_add(group, delta)
   local n = redis.call('HINCRBY', ns .. 'active', group, delta)
   if n <= 0 then redis.call('HDEL', ns .. 'active', group) end
   if delta < 0 then
     local cap = redis.call('HGET', ns .. 'caps', group)
-    if cap and n - delta >= tonumber(cap) and n < tonumber(cap) then ring_fix(group) end
+    if cap and n - delta >= tonumber(cap) and n < tonumber(cap) and ring_fix(group) then wake('wake') end
   end
   return n
 end

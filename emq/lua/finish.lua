@@ -18,7 +18,7 @@
 local n, ttl, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
 local out, freed, released = {}, {}, {}
-local done, retried, dead, stale = {}, 0, 0, 0
+local done, retried, dead, stale, requeued = {}, 0, 0, 0, 0
 
 local function fail(key, id, f, outcome, text, retry_ms)
   local attempts, max = tonumber(f[2]), tonumber(f[3])
@@ -28,6 +28,7 @@ local function fail(key, id, f, outcome, text, retry_ms)
     if retry_ms <= 0 then
       redis.call('HSET', key, 'state', 'ready', 'error', text, 'due', now)
       lane_push(f[4], id, false)
+      requeued = requeued + 1
     else
       redis.call('HSET', key, 'state', 'scheduled', 'error', text, 'due', now + retry_ms)
       schedule(id, now + retry_ms)
@@ -85,4 +86,6 @@ count(now, 'failed', retried + dead)
 count(now, 'retried', retried)
 count(now, 'dead', dead)
 count(now, 'stale', stale)
+-- A retry due now is visible work like a mint: a parked worker must hear of it.
+if requeued > 0 then wake('wake') end
 return out

@@ -7,6 +7,7 @@ import signal
 from django.core.management.base import BaseCommand, CommandError
 
 from emq import conf
+from emq.api import apply_group_limits
 from emq.apps import autodiscover
 from emq.errors import EmqError
 
@@ -27,6 +28,7 @@ class Command(BaseCommand):
 
         names = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
         try:
+            apply_group_limits(names)
             autodiscover()
             pump = Pump([Queue(n) for n in partitions.expand(names)])
             for sig in (signal.SIGTERM, signal.SIGINT):
