@@ -23,9 +23,14 @@ class EmqConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the system checks)
+        from django.db.models.signals import post_delete, post_save
+
+        from . import checks, recurrences  # noqa: F401  (checks registers the system checks)
 
         setting_changed.connect(_settings_changed, dispatch_uid="emq-settings")
+        recurrence = self.get_model("Recurrence")
+        post_save.connect(recurrences.on_save, sender=recurrence, dispatch_uid="emq-recurrence-save")
+        post_delete.connect(recurrences.on_delete, sender=recurrence, dispatch_uid="emq-recurrence-delete")
 
 
 def autodiscover() -> list[str]:

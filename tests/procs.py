@@ -13,8 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def manage(env: dict, *args: str, **popen) -> subprocess.Popen:
-    """Start ``manage.py <args>`` against the test's server and prefix."""
-    full = {**os.environ, **env, "EMQ_IMPORTS": "tests.jobs", "PYTHONUNBUFFERED": "1"}
+    """Start ``manage.py <args>`` against the test's server and prefix.
+
+    The process gets an empty database unless env names one: its Pump must not sync the
+    developer's recurrence rows into the test's prefix.
+    """
+    full = {**os.environ, "DATABASE_URL": "sqlite://:memory:", **env}
+    full.update({"EMQ_IMPORTS": "tests.jobs", "PYTHONUNBUFFERED": "1"})
     return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=full, **popen)
 
 

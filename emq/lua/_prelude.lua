@@ -151,3 +151,30 @@ local function reclaim_expired(now, limit)
   if ready > 0 then wake('wake') end
   return ids
 end
+
+-- Create one job from 12 ARGV fields at ARGV[b+1..b+12] (mint's layout: id, if_absent, fn, args,
+-- kwargs, group, due, max_attempts, lease, max_stalled, backoff, origin). Returns created 0|1 and
+-- whether the job is ready now; mint and repeat_mint share it so a job has one shape.
+local function put_job(b, now)
+  local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
+  local key = ns .. 'job:' .. id
+  if ARGV[b + 2] == '1' and redis.call('EXISTS', key) == 1 then return 0, false end
+  local due = now
+  if due_spec ~= '' then
+    local v = tonumber(string.sub(due_spec, 2))
+    if string.sub(due_spec, 1, 1) == '+' then due = now + v else due = v end
+  end
+  local state = 'ready'
+  if due > now then state = 'scheduled' end
+  redis.call('HSET', key, 'fn', ARGV[b + 3], 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5],
+    'group', group, 'state', state, 'attempts', 0, 'max_attempts', ARGV[b + 8],
+    'lease', ARGV[b + 9], 'max_stalled', ARGV[b + 10], 'backoff', ARGV[b + 11],
+    'created', now, 'due', due)
+  if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
+  if state == 'ready' then
+    lane_push(group, id, false)
+    return 1, true
+  end
+  schedule(id, due)
+  return 1, false
+end
