@@ -45,10 +45,13 @@ class Pump:
     def start(self) -> Pump:
         """Sync the recurrence rows, then run one thread per queue in the background."""
         self.rows.start()
+        sync = threading.Thread(target=self.rows.run, args=(self.stop,), name="emq-pump-rows", daemon=True)
+        sync.start()
+        self.threads.append(sync)
         for q in self.queues:
             client = new_client()
             self.clients.append(client)
-            waker = Waker(q, client, self.stop, self.park_ms)
+            waker = Waker(q, client, self.stop)
             self.wakers.append(waker)
             for target, name in ((self.run_queue, "pump"), (waker.run, "pumpwake")):
                 t = threading.Thread(target=target, args=(q, waker), name=f"emq-{name}-{q.name}", daemon=True)
@@ -98,7 +101,6 @@ class Pump:
 
     def step(self, q: Queue) -> tuple[bool, int]:
         """One tick of one queue: returns (leader, ms to park)."""
-        self.rows.check()
         tick = q.tick(self.id, ttl_ms=3 * self.park_ms, park_ms=self.park_ms)
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
@@ -120,10 +122,10 @@ class Pump:
 class Waker:
     """Blocks on a queue's ``pumpwake`` list while its Pump leads, and wakes the parked Pump."""
 
-    def __init__(self, q: Queue, client, stop: threading.Event, park_ms: int) -> None:
+    def __init__(self, q: Queue, client, stop: threading.Event) -> None:
         self.client = client
         self.stop = stop
-        self.timeout = max(park_ms / 1000, 0.1)
+        self.timeout = 1.0  # below the client's socket timeout; only how often stop/lead are looked at
         self.event = threading.Event()
         self.leading = threading.Event()  # only the leader pops: a follower would steal its tokens
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, close_old_connections, transaction
+from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.db.models import F
 
 from . import conf
@@ -233,42 +232,55 @@ def _upsert(item: dict[str, Any]) -> int:
 
 
 class RowSync:
-    """A Pump's link to the rows: upsert declared ones, re-sync when the marker moves, record mints."""
+    """A Pump's link to the rows, on its own thread so no database call ever delays a mint.
+
+    At start it upserts the declared recurrences and re-syncs every row; then, once a second,
+    it re-syncs when the marker moved and writes the mints' read-only fields to the rows.
+    """
 
     def __init__(self, queues: Iterable[str]) -> None:
         self.queues = list(queues)
         self.seen: int | None = None
-        self._next = 0.0
         self._lock = threading.Lock()
+        self._minted: dict[str, Minted] = {}
         self._last_error = ""
 
     def start(self) -> None:
         self._guarded(upsert_declared)
-        self.check(force=True)
+        self.check()
 
-    def check(self, force: bool = False) -> None:
-        """Re-sync every row when the marker moved (looked at once a second at most)."""
-        if not force and time.monotonic() < self._next:
-            return
-        if not self._lock.acquire(blocking=False):
-            return
-        try:
-            self._next = time.monotonic() + CHECK_EVERY
+    def run(self, stop: threading.Event) -> None:
+        """Look at the marker and record mints every CHECK_EVERY seconds until stop is set."""
+        while not stop.wait(CHECK_EVERY):
+            self.check()
+            self._guarded(self._write_minted)
+        connection.close()
+
+    def check(self) -> None:
+        """Re-sync every row when the marker moved since the last sync."""
+        with self._lock:
             self._guarded(self._check)
-        finally:
-            self._lock.release()
 
     def _check(self) -> None:
-        if marker() != self.seen or self.seen is None:
+        if self.seen is None or marker() != self.seen:
             self.seen = resync(self.queues)
 
     def record(self, minted: Iterable[Minted]) -> None:
-        """Write last_minted_at / next_at on the rows (read-only fields shown in the admin)."""
+        """Queue what the Pump minted for the rows' last_minted_at / next_at (written by run)."""
+        with self._lock:
+            for m in minted:
+                old = self._minted.get(m.name)
+                last = m.last_ms if m.last_ms is not None else (old.last_ms if old else None)
+                self._minted[m.name] = Minted(m.name, m.created, last, m.next_ms)
+
+    def _write_minted(self) -> None:
         from .models import Recurrence
 
-        for m in minted:
+        with self._lock:
+            minted, self._minted = self._minted, {}
+        for m in minted.values():
             last = from_ms(m.last_ms) if m.last_ms is not None else None
-            self._guarded(lambda m=m, last=last: Recurrence.objects.record_minted(m.name, last, from_ms(m.next_ms)))
+            Recurrence.objects.record_minted(m.name, last, from_ms(m.next_ms))
 
     def _guarded(self, step: Callable[[], Any]) -> None:
         try:
@@ -279,6 +291,8 @@ class RowSync:
             self._note(exc, "recurrence rows: %s (run migrate?); retrying")
         except Exception as exc:  # the Pump's other duties go on whatever the rows do
             self._note(exc, "recurrence rows cannot be read: %r; retrying")
+        finally:
+            close_old_connections()
 
     def _note(self, exc: Exception, message: str) -> None:
         if str(exc) != self._last_error:  # once per distinct error, not once a second

@@ -39,10 +39,11 @@ if expiry and expiry <= now then
   expiry = head('leases')
 end
 local rep = head('repeat:next')
+-- The earliest duty; not ipairs over {due, expiry, rep}: it stops at the first nil.
 local next_at = now + park
-for _, t in ipairs({due, expiry, rep}) do
-  if t and t < next_at then next_at = t end
-end
+if due and due < next_at then next_at = due end
+if expiry and expiry < next_at then next_at = expiry end
+if rep and rep < next_at then next_at = rep end
 local repeat_due = 0
 if rep and rep <= now then repeat_due = 1 end
 return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now}
