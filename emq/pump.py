@@ -38,6 +38,7 @@ class Pump:
         self.id = f"pump:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.park_ms = int(conf.get("EMQ_PUMP_PARK") * 1000)
         self.threads: list[threading.Thread] = []
+        self.tickers: list[threading.Thread] = []
         self.clients: list = []
         self.wakers: list[Waker] = []
         self.rows = RowSync(q.name for q in self.queues)
@@ -53,10 +54,12 @@ class Pump:
             self.clients.append(client)
             waker = Waker(q, client, self.stop)
             self.wakers.append(waker)
-            for target, name in ((self.run_queue, "pump"), (waker.run, "pumpwake")):
-                t = threading.Thread(target=target, args=(q, waker), name=f"emq-{name}-{q.name}", daemon=True)
-                t.start()
-                self.threads.append(t)
+            ticker = threading.Thread(target=self.run_queue, args=(q, waker), name=f"emq-pump-{q.name}", daemon=True)
+            ticker.start()
+            self.tickers.append(ticker)
+            t = threading.Thread(target=waker.run, args=(q,), name=f"emq-pumpwake-{q.name}", daemon=True)
+            t.start()
+            self.threads.append(t)
         return self
 
     def close(self) -> None:
@@ -64,6 +67,8 @@ class Pump:
         self.stop.set()
         for w in self.wakers:
             w.event.set()
+        for t in self.tickers:  # first, so no tick takes the lead again after the resign
+            t.join(timeout=2)
         for q in self.queues:
             self._resign(q)
         for c in self.clients:
@@ -129,7 +134,7 @@ class Waker:
         self.event = threading.Event()
         self.leading = threading.Event()  # only the leader pops: a follower would steal its tokens
 
-    def run(self, q: Queue, _self: Waker) -> None:
+    def run(self, q: Queue) -> None:
         while not self.stop.is_set():
             if not self.leading.wait(1.0):
                 continue

@@ -7,6 +7,7 @@ every row at start and whenever the marker moves, which also repairs a push lost
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -254,7 +255,8 @@ class RowSync:
         while not stop.wait(CHECK_EVERY):
             self.check()
             self._guarded(self._write_minted)
-        connection.close()
+        with contextlib.suppress(Exception):  # this thread's connection, if it ever opened one
+            connection.close()
 
     def check(self) -> None:
         """Re-sync every row when the marker moved since the last sync."""
@@ -292,7 +294,8 @@ class RowSync:
         except Exception as exc:  # the Pump's other duties go on whatever the rows do
             self._note(exc, "recurrence rows cannot be read: %r; retrying")
         finally:
-            close_old_connections()
+            with contextlib.suppress(Exception):  # nothing to close when the database was never reached
+                close_old_connections()
 
     def _note(self, exc: Exception, message: str) -> None:
         if str(exc) != self._last_error:  # once per distinct error, not once a second

@@ -60,7 +60,7 @@ def test_saving_and_disabling_a_row_changes_what_is_minted_without_a_restart(emq
     pumps()
     row = recurrence("tick")
     control = recurrence("control")
-    wait_for(lambda: len(instants(client, "tick")) >= 2, timeout=10, what="two ticks minted")
+    wait_for(lambda: len(instants(client, "tick")) >= 1, timeout=10, what="a tick minted")
 
     row.args = [40, 2]
     row.save()
@@ -69,7 +69,8 @@ def test_saving_and_disabling_a_row_changes_what_is_minted_without_a_restart(emq
 
     row.every = timedelta(seconds=2)
     row.save()
-    wait_for(lambda: len(instants(client, "tick")) >= 7, timeout=15, what="ticks on the new interval")
+    n = len(instants(client, "tick"))
+    wait_for(lambda: len(instants(client, "tick")) >= n + 2, timeout=15, what="ticks on the new interval")
     tail = instants(client, "tick")[-2:]
     assert tail[1] - tail[0] == 2000 and tail[1] % 2000 == 0
 
@@ -77,7 +78,7 @@ def test_saving_and_disabling_a_row_changes_what_is_minted_without_a_restart(emq
     assert repeat.names(q) == ["control"]
     stopped = instants(client, "tick")
     seen = len(instants(client, "control"))
-    wait_for(lambda: len(instants(client, "control")) >= seen + 3, timeout=10, what="control goes on")
+    wait_for(lambda: len(instants(client, "control")) >= seen + 2, timeout=10, what="control goes on")
     assert instants(client, "tick") == stopped
 
     Recurrence.objects.filter(name="tick").update(enabled=True)
