@@ -18,8 +18,9 @@ from tests.procs import wait_for
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def recurrence(name: str, every: float = 1, **fields) -> Recurrence:
-    row = Recurrence(name=name, job="tests.jobs.add", every=timedelta(seconds=every), timezone="UTC", args=[1, 2])
+def recurrence(name: str, every: float | None = 1, **fields) -> Recurrence:
+    row = Recurrence(name=name, job="tests.jobs.add", timezone="UTC", args=[1, 2])
+    row.every = timedelta(seconds=every) if every else None
     for k, v in fields.items():
         setattr(row, k, v)
     row.full_clean()
@@ -232,3 +233,21 @@ def test_code_declared_recurrences_are_upserted_as_rows(emq_env, settings):
     finally:
         declared.pop(nightly.name, None)
         registry.pop(nightly.name, None)
+
+
+def test_admin_lists_recurrences_and_its_actions_reach_valkey(emq_env, client, admin_client):
+    q = Queue("default")
+    recurrence("nightly-report", every=None, cron="30 2 * * *", timezone="Europe/Berlin")
+    page = admin_client.get("/admin/emq/recurrence/").content.decode()
+    assert "nightly-report" in page and "cron 30 2 * * * (Europe/Berlin)" in page
+    assert page.count("CET") + page.count("CEST") >= 3  # the next three occurrences, in the row's zone
+
+    pk = Recurrence.objects.get().pk
+    done = admin_client.post("/admin/emq/recurrence/", {"action": "run_now", "_selected_action": [pk]}, follow=True)
+    assert "1 job minted: repeat:nightly-report:now-" in done.content.decode()
+    assert Queue("default").counts().ready == 1
+
+    admin_client.post("/admin/emq/recurrence/", {"action": "disable", "_selected_action": [pk]})
+    assert repeat.names(q) == [] and not Recurrence.objects.get().enabled
+    admin_client.post("/admin/emq/recurrence/", {"action": "enable", "_selected_action": [pk]})
+    assert repeat.names(q) == ["nightly-report"]
