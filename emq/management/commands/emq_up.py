@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from emq.connection import data_dir, mask, server_url
 from emq.errors import EmqError
 
-DEMO_RECURRENCE = "demo: add every 3 s"
+DEMO_RECURRENCE = "demo-add-every-3s"
 
 
 class Command(BaseCommand):
