@@ -67,6 +67,7 @@ class Plan:
     mint: list[int]
     skipped: int
     next_ms: int
+    more_skipped: bool = False  # past SCAN_LIMIT: skipped is a lower bound
 
 
 @dataclass(frozen=True)
@@ -91,21 +92,27 @@ def plan(schedule: Schedule, next_ms: int, now_ms: int, missed: str, grace_ms: i
     drops it, ``once`` mints one job for the newest missed one, ``all`` mints the newest ``cap``.
     Occurrences within the grace are always minted.
     """
-    due: list[int] = []
-    t = next_ms
-    while t <= now_ms and len(due) < SCAN_LIMIT:
-        due.append(t)
-        t = schedule.next_after(t)
+    due, t = _scan(schedule, next_ms, now_ms)
+    dropped = 0
     overflow = t <= now_ms
-    if overflow:  # thousands missed: the ones past the scan are dropped, the on-time ones kept
-        t = schedule.next_after(max(now_ms - grace_ms - 1, due[-1]))
-        while t <= now_ms:
-            due.append(t)
-            t = schedule.next_after(t)
+    if overflow:  # thousands missed: keep a window as long as the first `cap` of them took, before the grace
+        span = due[min(cap, len(due) - 1)] - due[0]
+        dropped = len(due)
+        due, t = _scan(schedule, schedule.next_after(max(now_ms - grace_ms - span - 1, due[-1])), now_ms)
     late = [x for x in due if now_ms - x > grace_ms]
     on_time = [x for x in due if now_ms - x <= grace_ms]
     catch_up = {"skip": [], "once": late[-1:], "all": late[-cap:] if cap > 0 else []}.get(missed, [])
-    return Plan(catch_up + on_time, len(late) - len(catch_up), t)
+    return Plan(catch_up + on_time, dropped + len(late) - len(catch_up), t, overflow)
+
+
+def _scan(schedule: Schedule, start_ms: int, now_ms: int) -> tuple[list[int], int]:
+    """Occurrences from start_ms up to now_ms (at most SCAN_LIMIT) and the first one not taken."""
+    due: list[int] = []
+    t = start_ms
+    while t <= now_ms and len(due) < SCAN_LIMIT:
+        due.append(t)
+        t = schedule.next_after(t)
+    return due, t
 
 
 def put(q: Queue, d: Definition) -> bool:
@@ -198,8 +205,10 @@ def _mint_one(q: Queue, d: Definition, next_ms: int, now: int, grace_ms: int, ca
     _, created = mint_cas(q, d, next_ms, p)
     if created is None:
         return None  # another Pump minted it, or the row changed meanwhile: the next step sees the new state
-    if p.skipped:
-        log.warning("recurrence %s: %s missed occurrence(s) skipped (missed=%s)", d.name, p.skipped, d.missed)
+    if p.skipped or p.more_skipped:
+        at_least = "at least " if p.more_skipped else ""
+        log.warning("recurrence %s: %s%s missed occurrence(s) skipped (missed=%s)", d.name, at_least, p.skipped,
+                    d.missed)
     for at, made in zip(p.mint, created, strict=True):
         log.info("recurrence %s: minted id=%s new=%s", d.name, occurrence_id(d.name, at), bool(made))
     return Minted(d.name, sum(created), p.mint[-1] if p.mint else None, p.next_ms)

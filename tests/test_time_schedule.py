@@ -136,3 +136,13 @@ def test_the_admin_form_shows_the_validation_error(admin_client):
     data["cron"], data["name"] = "0 3 * * *", "good"
     assert admin_client.post("/admin/emq/recurrence/add/", data).status_code == 302
     assert Recurrence.objects.get(name="good").cron == "0 3 * * *"
+
+
+def test_a_very_long_outage_is_bounded_and_keeps_the_on_time_occurrences():
+    """A day of a 1 s recurrence missed: the scan is bounded, the newest are still caught up."""
+    day = 86_400_000
+    p = plan(Schedule(every_ms=1000), 1000, day, "all", grace_ms=5000, cap=10)
+    assert p.mint == [day - 15000 + i * 1000 for i in range(16)]  # 10 newest missed + 6 on time
+    assert p.more_skipped and p.skipped >= 10_000  # a lower bound, flagged by more_skipped and p.next_ms == day + 1000
+    once = plan(Schedule(every_ms=1000), 1000, day, "once", grace_ms=5000, cap=10)
+    assert once.mint[0] == day - 6000
