@@ -159,11 +159,27 @@ def from_ms(ms: int) -> datetime:
 
 
 def describe(cron: str, every: timedelta | None, tz: str) -> str:
-    """The schedule in words, for the admin."""
+    """The schedule in words, for the admin ("daily at 02:30 (Europe/Berlin)", "every 5 minutes")."""
     if every:
         return f"every {_duration(every)}"
-    words = _CRON_WORDS.get(" ".join(cron.split()))
-    return f"{words or 'cron ' + cron} ({tz})"
+    return f"{_cron_words(cron.split()) or 'cron ' + cron} ({tz})"
+
+
+def _cron_words(f: list[str]) -> str:
+    """Words for the common shapes of a 5-field expression; "" for anything else."""
+    if len(f) != 5 or f[2:4] != ["*", "*"]:
+        return ""
+    minute, hour, dow = f[0], f[1], f[4]
+    if minute.isdigit() and hour == "*" and dow == "*":
+        return f"hourly at minute {int(minute)}"
+    if not (minute.isdigit() and hour.isdigit()):
+        return "every minute" if f == ["*"] * 5 else ""
+    at = f"{int(hour):02d}:{int(minute):02d}"
+    if dow == "*":
+        return f"daily at {at}"
+    days = {str(i): d for i, d in enumerate(("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
+                                               "Saturday", "Sunday"))}
+    return f"weekly on {days[dow]} at {at}" if dow in days else ""
 
 
 def _duration(d: timedelta) -> str:
@@ -173,13 +189,3 @@ def _duration(d: timedelta) -> str:
             n = s // size
             return f"{n} {unit}{'s' if n != 1 else ''}" if n != 1 else unit
     return f"{s} second{'s' if s != 1 else ''}" if s != 1 else "second"
-
-
-_CRON_WORDS = {
-    "* * * * *": "every minute",
-    "* * * * * *": "every second",
-    "0 * * * *": "every hour",
-    "0 0 * * *": "daily at midnight",
-    "0 0 * * 0": "weekly on Sunday at midnight",
-    "0 0 1 * *": "monthly on the 1st at midnight",
-}

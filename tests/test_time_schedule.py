@@ -146,3 +146,13 @@ def test_a_very_long_outage_is_bounded_and_keeps_the_on_time_occurrences():
     assert p.more_skipped and p.skipped >= 10_000  # a lower bound, flagged by more_skipped and p.next_ms == day + 1000
     once = plan(Schedule(every_ms=1000), 1000, day, "once", grace_ms=5000, cap=10)
     assert once.mint[0] == day - 6000
+
+
+def test_the_admin_says_the_schedule_in_words():
+    from emq.schedule import describe
+
+    assert describe("30 2 * * *", None, "Europe/Berlin") == "daily at 02:30 (Europe/Berlin)"
+    assert describe("0 9 * * 1", None, "UTC") == "weekly on Monday at 09:00 (UTC)"
+    assert describe("*/5 * * * *", None, "UTC") == "cron */5 * * * * (UTC)"
+    assert describe("", timedelta(seconds=3), "UTC") == "every 3 seconds"
+    assert describe("", timedelta(hours=1), "UTC") == "every hour"
