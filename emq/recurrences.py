@@ -138,6 +138,8 @@ def push(before: Iterable[tuple[str, str]], rows: Iterable[Any]) -> None:
             drop(Queue(queue), name)
     except EmqError as exc:
         log.warning("recurrences not pushed to Valkey (%s); the Pump re-syncs them", exc)
+    except Exception:  # the row is committed: report, never fail the save; the Pump re-syncs
+        log.exception("recurrences not pushed to Valkey; the Pump re-syncs them")
 
 
 def _place(row: Any) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from . import conf, scripts
 from .connection import guard
 from .engine import MintSpec, Queue
+from .errors import ServerUnavailable
 from .jobs import JobFunction, registry
 from .schedule import Schedule
 
@@ -188,7 +189,16 @@ def mint_due(queue: Queue) -> list[Minted]:
     done: list[Minted] = []
     for name, next_ms, raw in rows:
         try:
-            minted = _mint_one(queue, Definition.from_json(raw), next_ms, now, grace_ms, cap)
+            d = Definition.from_json(raw)
+        except (ValueError, TypeError):
+            log.error("recurrence %s in queue %s has an unreadable definition; dropped (a re-sync restores a "
+                      "valid row)", name, queue.name)
+            drop(queue, name)
+            continue
+        try:
+            minted = _mint_one(queue, d, next_ms, now, grace_ms, cap)
+        except ServerUnavailable:
+            raise
         except Exception:
             log.exception("recurrence %s in queue %s cannot be minted; retrying in %ss", name, queue.name,
                           BROKEN_RETRY_MS // 1000)
@@ -217,7 +227,7 @@ def _mint_one(q: Queue, d: Definition, next_ms: int, now: int, grace_ms: int, ca
 def _postpone(q: Queue, name: str, next_ms: int, raw: str, now: int) -> None:
     """Move a definition that cannot be planned out of the way, so the Pump does not spin on it."""
     try:
-        argv = [name, next_ms, json.loads(raw).get("key", ""), now + BROKEN_RETRY_MS, "", 0, 0]
+        argv = [name, next_ms, json.loads(raw)["key"], now + BROKEN_RETRY_MS, "", 0, 0]
         with guard():
             scripts.run(q.client, "repeat_mint", [q.keys.ns], argv)
     except Exception:

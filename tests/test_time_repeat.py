@@ -208,9 +208,12 @@ def test_a_bad_definition_never_crashes_the_pump(emq_env, client, caplog):
     assert repeat.names(q) == []
     client.hset(q.keys.repeat, "garbage", '{"name": "garbage", "job": "x", "cron": "nope", "key": "k"}')
     client.zadd(q.keys.repeat_next, {"garbage": 1})
+    client.hset(q.keys.repeat, "not-json", "{oops")
+    client.zadd(q.keys.repeat_next, {"not-json": 1})
     assert repeat.mint_due(q) == []
     assert client.zscore(q.keys.repeat_next, "garbage") > server_ms(client) + 50_000
-    assert "garbage" in caplog.text
+    assert repeat.names(q) == ["garbage"]  # the unreadable one is dropped, the unplannable one parked
+    assert "garbage" in caplog.text and "not-json" in caplog.text
 
 
 def test_code_declared_recurrences_are_upserted_as_rows(emq_env, settings):

@@ -153,12 +153,12 @@ local function reclaim_expired(now, limit)
 end
 
 -- Create one job from 12 ARGV fields at ARGV[b+1..b+12] (mint's layout: id, if_absent, fn, args,
--- kwargs, group, due, max_attempts, lease, max_stalled, backoff, origin). Returns created 0|1 and
--- whether the job is ready now; mint and repeat_mint share it so a job has one shape.
-local function put_job(b, now)
+-- kwargs, group, due, max_attempts, lease, max_stalled, backoff, origin); if_absent forces keep-if-
+-- exists on. Returns created 0|1 and whether the job is ready now; mint and repeat_mint share it.
+local function put_job(b, now, if_absent)
   local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
   local key = ns .. 'job:' .. id
-  if ARGV[b + 2] == '1' and redis.call('EXISTS', key) == 1 then return 0, false end
+  if (if_absent or ARGV[b + 2] == '1') and redis.call('EXISTS', key) == 1 then return 0, false end
   local due = now
   if due_spec ~= '' then
     local v = tonumber(string.sub(due_spec, 2))

@@ -18,15 +18,14 @@ local name, expected, key = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local now = now_ms()
 local def = redis.call('HGET', ns .. 'repeat', name)
 local score = redis.call('ZSCORE', ns .. 'repeat:next', name)
-if not def or not score or tonumber(score) ~= expected or cjson.decode(def).key ~= key then
+local ok, parsed = pcall(cjson.decode, def or '')
+if not ok or type(parsed) ~= 'table' or not score or tonumber(score) ~= expected or parsed.key ~= key then
   return {now, -1}
 end
 local out = {now}
 local created, ready = 0, 0
 for i = 0, tonumber(ARGV[7]) - 1 do
-  local b = 7 + i * 12
-  ARGV[b + 2] = '1'
-  local made, now_ready = put_job(b, now)
+  local made, now_ready = put_job(7 + i * 12, now, true)
   created = created + made
   if now_ready then ready = ready + 1 end
   out[#out + 1] = made

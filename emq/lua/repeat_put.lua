@@ -12,7 +12,12 @@
 local name, def = ARGV[1], ARGV[2]
 local old = redis.call('HGET', ns .. 'repeat', name)
 redis.call('HSET', ns .. 'repeat', name, def)
-local kept = old and cjson.decode(old).key == cjson.decode(def).key
+local function key_of(raw)  -- nil for a definition that is not JSON (never written by emq)
+  local ok, d = pcall(cjson.decode, raw)
+  if ok and type(d) == 'table' then return d.key end
+  return nil
+end
+local kept = old and key_of(old) == key_of(def)
 if kept and redis.call('ZSCORE', ns .. 'repeat:next', name) then
   return 0
 end
