@@ -70,8 +70,9 @@ class Recurrence(models.Model):
         return self.name
 
     @classmethod
-    def from_db(cls, db, field_names, values):
-        row = super().from_db(db, field_names, values)
+    def from_db(cls, db, field_names, values, **kwargs):
+        """Remember where the row was loaded from, so a save can drop its old name or queue."""
+        row = super().from_db(db, field_names, values, **kwargs)
         row._loaded = (row.name, row.queue) if {"name", "queue"} <= set(field_names) else None
         return row
 
