@@ -137,14 +137,14 @@ def test_missed_policies_after_a_pump_outage(emq_env, client, pumps, settings):
              what="minting on time again")
 
     def late(name: str) -> list[int]:
-        """Instants minted after the outage more than the grace after their time."""
-        new = [t for t in instants(client, name) if t > before[name][-1]]
+        """Instants due during the outage that were minted more than the grace after their time."""
+        new = [t for t in instants(client, name) if before[name][-1] < t <= back]
         return [t for t in new if int(q.get_job(repeat.occurrence_id(name, t)).created.timestamp() * 1000) - t > 1000]
 
     assert late("skip") == [] and not contiguous(instants(client, "skip"))
     assert len(late("once")) == 1 and not contiguous(instants(client, "once"))
-    assert len(late("all")) >= 3 and contiguous(instants(client, "all"))
-    assert int(client.hget(q.keys.stats, "repeat_skipped")) >= 5
+    assert len(late("all")) >= 2 and contiguous(instants(client, "all"))
+    assert int(client.hget(q.keys.stats, "repeat_skipped")) >= 3  # skip drops >= 2, once >= 1
 
 
 def test_two_pumps_side_by_side_for_15s_mint_one_job_per_occurrence(emq_env, client, pumps):
