@@ -1,7 +1,9 @@
 # echd: `make run` for development, `make test` for the suite. PYTHON picks the interpreter
-# (3.11+; e.g. `make test PYTHON=python3.13` for Django 6), VENV its virtualenv folder.
+# (3.11+; e.g. `make test PYTHON=python3.13` for Django 6), VENV its virtualenv folder, ADDR
+# the web server's address for `make run`.
 PYTHON ?= python3
 VENV ?= .venv
+ADDR ?= 127.0.0.1:8000
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
@@ -15,7 +17,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py emq_up
+	$(PY) manage.py emq_up --addr $(ADDR)
 
 test: $(STAMP)
 	$(PY) -m pytest

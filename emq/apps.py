@@ -10,10 +10,11 @@ from django.utils.module_loading import module_has_submodule
 
 
 def _settings_changed(setting: str, **kwargs) -> None:
-    if setting.startswith("EMQ_"):
-        from . import connection, jobs
+    # Clients are cached per server (see connection.get_client), so they need no reset here:
+    # closing one would break code still holding it (a cluster client cannot reconnect).
+    if setting in ("EMQ_URL", "EMQ_PREFIX", "EMQ_CLUSTER", "EMQ_DATA_DIR"):
+        from . import jobs
 
-        connection.reset()
         jobs._known_queues.clear()
 
 
@@ -23,9 +24,14 @@ class EmqConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the system checks)
+        from django.db.models.signals import post_delete, post_save
+
+        from . import checks, recurrences  # noqa: F401  (checks registers the system checks)
 
         setting_changed.connect(_settings_changed, dispatch_uid="emq-settings")
+        recurrence = self.get_model("Recurrence")
+        post_save.connect(recurrences.on_save, sender=recurrence, dispatch_uid="emq-recurrence-save")
+        post_delete.connect(recurrences.on_delete, sender=recurrence, dispatch_uid="emq-recurrence-delete")
 
 
 def autodiscover() -> list[str]:

@@ -26,6 +26,9 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_MAX_STALLED": 1,  # reclaims of a job before it is dead as "stalled"
     "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
     "EMQ_PUMP_PARK": 5.0,  # seconds a Pump parks at most between ticks
+    "EMQ_REPEAT_GRACE": 60.0,  # seconds late an occurrence may be minted before it counts as missed
+    "EMQ_REPEAT_CATCHUP": 100,  # most missed occurrences one catch-up mints under missed="all"
+    "EMQ_RECURRENCES": [],  # recurrences declared in settings: dicts of Recurrence fields, upserted as rows
     "EMQ_GRACE": 30.0,  # seconds a stopping worker waits for running jobs
     "EMQ_EAGER": False,  # run jobs inline at enqueue, in the caller's process (tests, scripts)
     "EMQ_ASYNC_SLOTS": 100,  # async def jobs a worker runs at once on its event loop, besides its threads

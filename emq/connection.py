@@ -53,7 +53,7 @@ def server_url() -> str:
 
 def get_client() -> Any:
     """The shared client for the configured server (thread-safe; one pool per process)."""
-    key = (conf.get("EMQ_URL"), bool(conf.get("EMQ_CLUSTER")))
+    key = (conf.get("EMQ_URL") or f"embedded:{data_dir()}", bool(conf.get("EMQ_CLUSTER")))
     client = _clients.get(key)
     if client is None:
         with _lock:

@@ -24,6 +24,7 @@ from .errors import ConfigurationError, NotRegistered
 from .records import JobRef
 
 registry: dict[str, JobFunction] = {}
+declared: dict[str, dict[str, Any]] = {}  # job name -> {"cron": ...} or {"every": ...}; upserted as rows by a Pump
 _known_queues: set[tuple[str, str]] = set()
 
 GroupSpec = str | Callable[..., str] | None
@@ -187,7 +188,8 @@ def remember_queue(q: Queue) -> None:
 
 
 def job(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
-    """Register a function as a job: ``@emq.job`` or ``@emq.job(queue=..., max_attempts=...)``."""
+    """Register a function as a job: ``@emq.job`` or ``@emq.job(queue=..., cron="0 3 * * *")``."""
+    recurrence = {k: options.pop(k) for k in ("cron", "every") if k in options}
     unknown = set(options) - OPTION_NAMES
     if unknown:
         raise TypeError(f"unknown option(s) {sorted(unknown)} for @emq.job; known: {sorted(OPTION_NAMES)}")
@@ -197,6 +199,8 @@ def job(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         _check(name, options)
         jf = JobFunction(f, name, Options(**options))
         registry[name] = jf
+        if recurrence:
+            declared[name] = recurrence
         return jf
 
     return register(func) if func is not None else register

@@ -68,7 +68,8 @@ FIXED = frozenset(
         "stats",  # hash  counters: minted, claimed, completed, retried, dead, reclaimed, stale
         "leader",  # string  id of the Pump that leads this queue; PX renewed every tick
         "repeat",  # hash  name -> recurrence definition (JSON)
-        "repeat:next",  # zset  name -> next occurrence ms
+        "repeat:next",  # zset  name -> next occurrence ms (0: armed, the Pump computes the first)
+        "repeat:last",  # hash  name -> last minted occurrence ms
     }
 )
 

@@ -10,6 +10,32 @@ def default_timezone() -> str:
     return settings.TIME_ZONE or "UTC"
 
 
+class RecurrenceQuerySet(models.QuerySet):
+    """Bulk writes that bypass save() still reach Valkey and move the change marker.
+
+    ``bulk_update`` goes through ``update``; ``delete`` sends post_delete for each row.
+    """
+
+    def update(self, **kwargs):
+        from . import recurrences
+
+        return recurrences.bulk_write(self, lambda: super(RecurrenceQuerySet, self).update(**kwargs))
+
+    def bulk_create(self, objs, *args, **kwargs):
+        from . import recurrences
+
+        made = super().bulk_create(objs, *args, **kwargs)
+        recurrences.changed([], self.filter(name__in=[o.name for o in made]))
+        return made
+
+    def record_minted(self, name: str, last, next_at) -> int:
+        """Write the Pump's read-only fields without moving the marker (nothing a Pump must re-read)."""
+        fields = {"next_at": next_at}
+        if last is not None:
+            fields["last_minted_at"] = last
+        return models.QuerySet.update(self.filter(name=name), **fields)
+
+
 class Recurrence(models.Model):
     """A recurrence: every occurrence of its schedule is minted as a fresh job by the Pump."""
 
@@ -35,11 +61,36 @@ class Recurrence(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
+    objects = RecurrenceQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @classmethod
+    def from_db(cls, db, field_names, values, **kwargs):
+        """Remember where the row was loaded from, so a save can drop its old name or queue."""
+        row = super().from_db(db, field_names, values, **kwargs)
+        row._loaded = (row.name, row.queue) if {"name", "queue"} <= set(field_names) else None
+        return row
+
+    def clean(self) -> None:
+        """Refuse what the Pump could not schedule: bad cron, time zone, job or interval."""
+        from .recurrences import validate
+
+        validate(self)
+
+
+class RecurrenceMarker(models.Model):
+    """One row whose version moves on every write to recurrences; Pumps re-sync when it moves."""
+
+    version = models.BigIntegerField(default=0)
+    changed = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"recurrences version {self.version}"
 
 
 class Dashboard(models.Model):

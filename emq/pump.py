@@ -1,9 +1,14 @@
 """The Pump: promotes due jobs, reclaims expired leases and mints recurrences, per queue.
 
 Limit: one queue per thread; one Pump leads each queue through a short lease (the others
-stay idle and take over when it lapses). The leader parks on the queue's ``pumpwake`` list
-until its next duty on the server clock, at most EMQ_PUMP_PARK seconds; a mint that brings
-the earliest due time forward wakes it. Every step is idempotent, so any number may run.
+stay idle and take over when it lapses). The leader parks until its next duty, at most
+EMQ_PUMP_PARK seconds; a mint that brings the earliest due time forward pushes the queue's
+``pumpwake`` list, which wakes it. Every step is idempotent, so any number may run.
+
+Why a local timer: the server answers a blocking pop's *timeout* only on its cron tick (every
+100 ms at the default ``hz 10``), so parking on BLPOP alone makes due jobs up to 100 ms late.
+The leader therefore sleeps on a local timer for the park time the tick computed on the server
+clock, while a waker thread blocks on ``pumpwake`` and cuts the sleep short.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ import threading
 import uuid
 from collections.abc import Sequence
 
-from . import conf, partitions
+from . import conf, partitions, repeat
 from .connection import disconnect, new_client
 from .engine import Queue
 from .errors import ServerUnavailable
+from .recurrences import RowSync
 
 log = logging.getLogger("emq.pump")
 
@@ -32,14 +38,26 @@ class Pump:
         self.id = f"pump:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.park_ms = int(conf.get("EMQ_PUMP_PARK") * 1000)
         self.threads: list[threading.Thread] = []
+        self.tickers: list[threading.Thread] = []
         self.clients: list = []
+        self.wakers: list[Waker] = []
+        self.rows = RowSync(q.name for q in self.queues)
 
     def start(self) -> Pump:
-        """Run one thread per queue in the background."""
+        """Sync the recurrence rows, then run one thread per queue in the background."""
+        self.rows.start()
+        sync = threading.Thread(target=self.rows.run, args=(self.stop,), name="emq-pump-rows", daemon=True)
+        sync.start()
+        self.threads.append(sync)
         for q in self.queues:
             client = new_client(block=self.park_ms / 1000)
             self.clients.append(client)
-            t = threading.Thread(target=self.run_queue, args=(q, client), name=f"emq-pump-{q.name}", daemon=True)
+            waker = Waker(q, client, self.stop, self.park_ms / 1000)
+            self.wakers.append(waker)
+            ticker = threading.Thread(target=self.run_queue, args=(q, waker), name=f"emq-pump-{q.name}", daemon=True)
+            ticker.start()
+            self.tickers.append(ticker)
+            t = threading.Thread(target=waker.run, args=(q,), name=f"emq-pumpwake-{q.name}", daemon=True)
             t.start()
             self.threads.append(t)
         return self
@@ -47,6 +65,10 @@ class Pump:
     def close(self) -> None:
         """Stop every thread and give up the lead so another Pump takes over at once."""
         self.stop.set()
+        for w in self.wakers:
+            w.event.set()
+        for t in self.tickers:  # first, so no tick takes the lead again after the resign
+            t.join(timeout=2)
         for q in self.queues:
             self._resign(q)
         for c in self.clients:
@@ -64,12 +86,13 @@ class Pump:
         except Exception:  # best effort: the lead lapses by itself within its TTL
             pass
 
-    def run_queue(self, q: Queue, client) -> None:
+    def run_queue(self, q: Queue, waker: Waker) -> None:
         """Tick forever; park between ticks; survive any error in one tick."""
         failures = 0
         while not self.stop.is_set():
             try:
-                self._park(q, client, self.step(q))
+                waker.event.clear()
+                self._park(waker, self.step(q))
                 failures = 0
             except Exception as exc:
                 if self.stop.is_set():
@@ -87,20 +110,47 @@ class Pump:
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
         if tick.leader and tick.repeat_due:
-            from . import repeat
-
-            repeat.mint_due(q)
+            self.rows.record(repeat.mint_due(q))
             return True, 0
         return tick.leader, tick.park_ms
 
-    def _park(self, q: Queue, client, park: tuple[bool, int]) -> None:
+    def _park(self, waker: Waker, park: tuple[bool, int]) -> None:
         leader, ms = park
-        if ms <= 0:
-            return
-        if not leader:
-            self.stop.wait(ms / 1000)
-            return
-        client.blpop([q.keys.pumpwake], timeout=ms / 1000)
+        if leader:
+            waker.leading.set()
+        else:
+            waker.leading.clear()
+        if ms > 0:
+            (waker.event if leader else self.stop).wait(ms / 1000)
+
+
+class Waker:
+    """Blocks on a queue's ``pumpwake`` list while its Pump leads, and wakes the parked Pump."""
+
+    def __init__(self, q: Queue, client, stop: threading.Event, timeout: float) -> None:
+        self.client = client
+        self.stop = stop
+        # At most the park: an idle leader then sends one blocking pop a park (the client's socket
+        # timeout is longer, see connection.new_client); close() cuts it short by disconnecting.
+        self.timeout = timeout
+        self.event = threading.Event()
+        self.leading = threading.Event()  # only the leader pops: a follower would steal its tokens
+
+    def run(self, q: Queue) -> None:
+        while not self.stop.is_set():
+            if not self.leading.wait(1.0):
+                continue
+            try:
+                token = self.client.blpop([q.keys.pumpwake], timeout=self.timeout)
+                if token and not self.leading.is_set():
+                    self.client.rpush(q.keys.pumpwake, token[1])  # the lead moved on: hand it over
+                elif token:
+                    self.event.set()
+            except Exception as exc:
+                if self.stop.is_set():
+                    return
+                log.warning("pump %s: waiting on pumpwake failed: %s", q.name, exc)
+                self.stop.wait(1.0)
 
 
 def run_forever(queue_names: Sequence[str]) -> None:

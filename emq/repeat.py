@@ -1,10 +1,234 @@
-"""Repeat: recurrences whose every occurrence is minted as a fresh job (filled in by the time issue)."""
+"""Repeat: every occurrence of a recurrence is minted as a fresh job, exactly once.
+
+Limit: the Valkey half only. A recurrence lives in its queue as a JSON definition (``repeat``)
+and a next time (``repeat:next``); the leading Pump of the queue reads the due ones with the
+server's now, plans which occurrences to mint under the ``missed`` policy, and mints them with
+one compare-and-set script each (``repeat_mint``). The Django rows are pushed here by
+``emq.recurrences``.
+"""
 
 from __future__ import annotations
 
-from .engine import Queue
+import json
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from . import conf, scripts
+from .connection import guard
+from .engine import MintSpec, Queue
+from .errors import ServerUnavailable
+from .jobs import JobFunction, registry
+from .schedule import Schedule
+
+log = logging.getLogger("emq.repeat")
+DUE_BATCH = 100  # recurrences handled per Pump step
+SCAN_LIMIT = 10_000  # due occurrences examined per recurrence and step; older ones beyond are skipped
+BROKEN_RETRY_MS = 60_000  # a definition that cannot be planned is looked at again this much later
 
 
-def mint_due(queue: Queue) -> int:
-    """Mint the due occurrences of the queue's recurrences; returns how many jobs were minted."""
-    return 0
+@dataclass(frozen=True)
+class Definition:
+    """What the Pump needs of a recurrence, as stored in the queue's ``repeat`` hash."""
+
+    name: str
+    job: str
+    cron: str = ""
+    every_ms: int = 0
+    tz: str = "UTC"
+    args: tuple = ()
+    kwargs: dict | None = None
+    group: str = ""
+    missed: str = "skip"
+    key: str = ""
+
+    @property
+    def schedule(self) -> Schedule:
+        return Schedule(self.cron, self.every_ms, self.tz)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["args"] = list(self.args)
+        data["key"] = self.schedule.key
+        return json.dumps(data, separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: str) -> Definition:
+        data = json.loads(raw)
+        data["args"] = tuple(data.get("args") or ())
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which due occurrences to mint, how many the policy drops, and the next time after them."""
+
+    mint: list[int]
+    skipped: int
+    next_ms: int
+    more_skipped: bool = False  # past SCAN_LIMIT: skipped is a lower bound
+
+
+@dataclass(frozen=True)
+class Minted:
+    """What one compare-and-set did for one recurrence (for the row's read-only fields)."""
+
+    name: str
+    created: int
+    last_ms: int | None
+    next_ms: int
+
+
+def occurrence_id(name: str, at_ms: int) -> str:
+    """The job id of one occurrence: the same (recurrence, instant) always gives the same id."""
+    return f"repeat:{name}:{at_ms}"
+
+
+def plan(schedule: Schedule, next_ms: int, now_ms: int, missed: str, grace_ms: int, cap: int) -> Plan:
+    """Decide which occurrences from next_ms up to now_ms to mint.
+
+    An occurrence reached more than grace_ms after its time was missed (no Pump ran): ``skip``
+    drops it, ``once`` mints one job for the newest missed one, ``all`` mints the newest ``cap``.
+    Occurrences within the grace are always minted.
+    """
+    due, t = _scan(schedule, next_ms, now_ms)
+    dropped = 0
+    overflow = t <= now_ms
+    if overflow:  # thousands missed: keep a window as long as the first `cap` of them took, before the grace
+        span = due[min(cap, len(due) - 1)] - due[0]
+        dropped = len(due)
+        due, t = _scan(schedule, schedule.next_after(max(now_ms - grace_ms - span - 1, due[-1])), now_ms)
+    late = [x for x in due if now_ms - x > grace_ms]
+    on_time = [x for x in due if now_ms - x <= grace_ms]
+    catch_up = {"skip": [], "once": late[-1:], "all": late[-cap:] if cap > 0 else []}.get(missed, [])
+    return Plan(catch_up + on_time, dropped + len(late) - len(catch_up), t, overflow)
+
+
+def _scan(schedule: Schedule, start_ms: int, now_ms: int) -> tuple[list[int], int]:
+    """Occurrences from start_ms up to now_ms (at most SCAN_LIMIT) and the first one not taken."""
+    due: list[int] = []
+    t = start_ms
+    while t <= now_ms and len(due) < SCAN_LIMIT:
+        due.append(t)
+        t = schedule.next_after(t)
+    return due, t
+
+
+def put(q: Queue, d: Definition) -> bool:
+    """Upsert a recurrence in its queue; True when it was (re)armed."""
+    with guard():
+        return bool(scripts.run(q.client, "repeat_put", [q.keys.ns], [d.name, d.to_json()]))
+
+
+def drop(q: Queue, name: str) -> bool:
+    """Remove a recurrence from a queue; True when it was there."""
+    with guard():
+        return bool(scripts.run(q.client, "repeat_drop", [q.keys.ns], [name]))
+
+
+def names(q: Queue) -> list[str]:
+    """The recurrences defined in a queue."""
+    with guard():
+        return list(q.client.hkeys(q.keys.repeat))
+
+
+def next_times(q: Queue, names_: Sequence[str]) -> dict[str, int]:
+    """The next occurrence (ms) of each named recurrence that is armed in the queue."""
+    if not names_:
+        return {}
+    with guard():
+        scores = q.client.zmscore(q.keys.repeat_next, list(names_))
+    return {n: int(s) for n, s in zip(names_, scores, strict=True) if s}
+
+
+def due(q: Queue, limit: int = DUE_BATCH) -> tuple[int, list[tuple[str, int, str]]]:
+    """The server's now and the due recurrences as (name, next ms, definition JSON)."""
+    with guard():
+        r = scripts.run(q.client, "repeat_due", [q.keys.ns], [limit])
+    return int(r[0]), [(r[i], int(float(r[i + 1])), r[i + 2]) for i in range(1, len(r), 3)]
+
+
+def mint_cas(q: Queue, d: Definition, expected: int, p: Plan) -> tuple[int, list[int] | None]:
+    """Mint a plan if the recurrence still is where the caller saw it: (now, created flags or None)."""
+    specs = [_spec(d, occurrence_id(d.name, t), f"@{t}") for t in p.mint]
+    last = str(p.mint[-1]) if p.mint else ""
+    argv: list[Any] = [d.name, expected, d.schedule.key, p.next_ms, last, p.skipped, len(specs)]
+    for spec in specs:
+        argv.extend(spec.argv())
+    with guard():
+        r = scripts.run(q.client, "repeat_mint", [q.keys.ns], argv)
+    if len(r) == 2 and int(r[1]) == -1:
+        return int(r[0]), None
+    return int(r[0]), [int(x) for x in r[1:]]
+
+
+def run_now(q: Queue, d: Definition) -> str:
+    """Mint one extra job of a recurrence, ready now (the admin's "run now"); returns its id."""
+    spec = _spec(d, f"repeat:{d.name}:now-{uuid.uuid4().hex[:8]}", "")
+    q.mint([spec])
+    return spec.id
+
+
+def _spec(d: Definition, job_id: str, due_spec: str) -> MintSpec:
+    jf = registry.get(d.job) or JobFunction(_unregistered, d.job)
+    jf = jf.using(job_id=job_id, group=d.group or jf.options.group)
+    return jf.spec(d.args, d.kwargs or {}, due_spec, origin=f"repeat:{d.name}")
+
+
+def _unregistered(*args: Any, **kwargs: Any) -> None:
+    """Stands in for a job this process does not know: the worker that runs it reports it."""
+
+
+def mint_due(queue: Queue) -> list[Minted]:
+    """Mint the due occurrences of the queue's recurrences; one result per compare-and-set won."""
+    now, rows = due(queue)
+    grace_ms = int(conf.get("EMQ_REPEAT_GRACE") * 1000)
+    cap = int(conf.get("EMQ_REPEAT_CATCHUP"))
+    done: list[Minted] = []
+    for name, next_ms, raw in rows:
+        try:
+            d = Definition.from_json(raw)
+        except (ValueError, TypeError):
+            log.error("recurrence %s in queue %s has an unreadable definition; dropped (a re-sync restores a "
+                      "valid row)", name, queue.name)
+            drop(queue, name)
+            continue
+        try:
+            minted = _mint_one(queue, d, next_ms, now, grace_ms, cap)
+        except ServerUnavailable:
+            raise
+        except Exception:
+            log.exception("recurrence %s in queue %s cannot be minted; retrying in %ss", name, queue.name,
+                          BROKEN_RETRY_MS // 1000)
+            _postpone(queue, name, next_ms, raw, now)
+            continue
+        if minted:
+            done.append(minted)
+    return done
+
+
+def _mint_one(q: Queue, d: Definition, next_ms: int, now: int, grace_ms: int, cap: int) -> Minted | None:
+    s = d.schedule
+    p = Plan([], 0, s.next_after(now)) if next_ms == 0 else plan(s, next_ms, now, d.missed, grace_ms, cap)
+    _, created = mint_cas(q, d, next_ms, p)
+    if created is None:
+        return None  # another Pump minted it, or the row changed meanwhile: the next step sees the new state
+    if p.skipped or p.more_skipped:
+        at_least = "at least " if p.more_skipped else ""
+        log.warning("recurrence %s: %s%s missed occurrence(s) skipped (missed=%s)", d.name, at_least, p.skipped,
+                    d.missed)
+    for at, made in zip(p.mint, created, strict=True):
+        log.info("recurrence %s: minted id=%s new=%s", d.name, occurrence_id(d.name, at), bool(made))
+    return Minted(d.name, sum(created), p.mint[-1] if p.mint else None, p.next_ms)
+
+
+def _postpone(q: Queue, name: str, next_ms: int, raw: str, now: int) -> None:
+    """Move a definition that cannot be planned out of the way, so the Pump does not spin on it."""
+    try:
+        argv = [name, next_ms, json.loads(raw)["key"], now + BROKEN_RETRY_MS, "", 0, 0]
+        with guard():
+            scripts.run(q.client, "repeat_mint", [q.keys.ns], argv)
+    except Exception:
+        log.exception("recurrence %s in queue %s could not be postponed", name, q.name)

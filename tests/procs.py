@@ -13,8 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def manage(env: dict, *args: str, **popen) -> subprocess.Popen:
-    """Start ``manage.py <args>`` against the test's server and prefix."""
-    full = {**os.environ, **env, "EMQ_IMPORTS": "tests.jobs", "PYTHONUNBUFFERED": "1"}
+    """Start ``manage.py <args>`` against the test's server and prefix.
+
+    The process gets an empty database unless env names one: its Pump must not sync the
+    developer's recurrence rows into the test's prefix.
+    """
+    full = {**os.environ, "DATABASE_URL": "sqlite://:memory:", **env}
+    full.update({"EMQ_IMPORTS": "tests.jobs", "PYTHONUNBUFFERED": "1"})
     return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=full, **popen)
 
 
@@ -28,3 +33,14 @@ def wait_for(condition: Callable[[], object], timeout: float = 10.0, every: floa
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}")
         time.sleep(every)
+
+
+def server_ms(client) -> int:
+    """The server's clock in ms (on a cluster, a primary's: the nodes of one machine share a clock)."""
+    import redis
+
+    if isinstance(client, redis.RedisCluster):
+        sec, usec = client.time(target_nodes=client.get_primaries()[0])
+    else:
+        sec, usec = client.time()
+    return sec * 1000 + usec // 1000

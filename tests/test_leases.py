@@ -16,15 +16,12 @@ from emq.records import Outcome
 from emq.runner import JobContext, execute
 from tests import jobs
 from tests.fleet import fleet_for
-from tests.procs import wait_for
+from tests.procs import server_ms, wait_for
 
 LEASE_S = 2.0  # lease of the jobs a killed or frozen worker holds
 PARK_S = 0.5  # EMQ_PUMP_PARK of the Pump that sweeps them: the sweep interval
 
 
-def server_ms(q: Queue) -> int:
-    sec, usec = q.client.time()
-    return sec * 1000 + usec // 1000
 
 
 def stat(q: Queue, name: str) -> int:
@@ -86,10 +83,10 @@ def test_extend_lock_moves_the_expiry_on_the_server_clock(emq_env):
     q = emq.queue("default")
     jobs.add.enqueue(1, 2)
     (c,) = q.bclaim(1, "w")
-    now = server_ms(q)
+    now = server_ms(q.client)
     assert q.extend_lock(c.id, c.token, 90_000) is True
     expiry = q.client.zscore(q.keys.leases, c.id)
-    assert now + 90_000 <= expiry <= server_ms(q) + 90_000
+    assert now + 90_000 <= expiry <= server_ms(q.client) + 90_000
     assert int(q.client.hget(q.keys.job(c.id), "lease_until")) == expiry
 
 
@@ -118,7 +115,7 @@ def test_sweep_reclaims_expired_leases_and_records_each_reclaim(emq_env):
     keep = jobs.add.enqueue(2, 2)
     c, _ = q.bclaim(2, "worker-1")
     assert q.sweep() == []
-    wait_for(lambda: server_ms(q) > q.client.zscore(q.keys.leases, ref.id), what="lease expiry")
+    wait_for(lambda: server_ms(q.client) > q.client.zscore(q.keys.leases, ref.id), what="lease expiry")
     assert q.sweep() == [ref.id]
     job = q.get_job(ref.id)
     raw = q.client.hgetall(q.keys.job(ref.id))
@@ -215,7 +212,7 @@ def test_sigkill_of_a_worker_holding_50_leases_loses_none_and_runs_none_twice(em
     rescuer = fleet.worker("--concurrency", "50", env={"EMQ_PUMP_PARK": str(PARK_S)})
     wait_for(lambda: q.client.get(q.keys.leader), timeout=30, what="the rescuer's Pump leads")
 
-    killed_ms, killed = server_ms(q), time.monotonic()
+    killed_ms, killed = server_ms(q.client), time.monotonic()
     doomed.send_signal(signal.SIGKILL)
     doomed.wait(timeout=10)
     wait_for(lambda: q.counts().completed == 50, timeout=30, what="all 50 jobs completed again")

@@ -159,3 +159,37 @@ local function reclaim_expired(now, limit)
   if ready > 0 then wake('wake') end
   return ids
 end
+
+-- ARGV fields per job in mint's layout: id, if_absent, fn, args, kwargs, group, due, max_attempts,
+-- lease, max_stalled, backoff, origin, priority, meta (engine.MintSpec.argv builds it).
+local JOB_FIELDS = 14
+
+-- Create one job from the JOB_FIELDS ARGV fields at ARGV[b+1..]; if_absent forces keep-if-exists on.
+-- Returns created 0|1 and whether the job is ready now; mint and repeat_mint share it.
+-- A priority > 0 puts a ready job at the head of its lane (Django tasks' priority; see backends.py).
+local function put_job(b, now, if_absent)
+  local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
+  local key = ns .. 'job:' .. id
+  if (if_absent or ARGV[b + 2] == '1') and redis.call('EXISTS', key) == 1 then return 0, false end
+  local due = now
+  if due_spec ~= '' then
+    local v = tonumber(string.sub(due_spec, 2))
+    if string.sub(due_spec, 1, 1) == '+' then due = now + v else due = v end
+  end
+  local state = 'ready'
+  if due > now then state = 'scheduled' end
+  redis.call('HSET', key, 'fn', ARGV[b + 3], 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5],
+    'group', group, 'state', state, 'attempts', 0, 'max_attempts', ARGV[b + 8],
+    'lease', ARGV[b + 9], 'max_stalled', ARGV[b + 10], 'backoff', ARGV[b + 11],
+    'created', now, 'due', due)
+  if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
+  local priority = tonumber(ARGV[b + 13])
+  if priority ~= 0 then redis.call('HSET', key, 'priority', priority) end
+  if ARGV[b + 14] ~= '' then redis.call('HSET', key, 'meta', ARGV[b + 14]) end
+  if state == 'ready' then
+    lane_push(group, id, priority > 0)
+    return 1, true
+  end
+  schedule(id, due)
+  return 1, false
+end

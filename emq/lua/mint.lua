@@ -25,36 +25,10 @@ local now = now_ms()
 local out = {now}
 local created, ready = 0, 0
 for i = 0, n - 1 do
-  local b = 1 + i * 14
-  local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
-  local key = ns .. 'job:' .. id
-  if ARGV[b + 2] == '1' and redis.call('EXISTS', key) == 1 then
-    out[#out + 1] = 0
-  else
-    local due = now
-    if due_spec ~= '' then
-      local v = tonumber(string.sub(due_spec, 2))
-      if string.sub(due_spec, 1, 1) == '+' then due = now + v else due = v end
-    end
-    local state = 'ready'
-    if due > now then state = 'scheduled' end
-    redis.call('HSET', key, 'fn', ARGV[b + 3], 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5],
-      'group', group, 'state', state, 'attempts', 0, 'max_attempts', ARGV[b + 8],
-      'lease', ARGV[b + 9], 'max_stalled', ARGV[b + 10], 'backoff', ARGV[b + 11],
-      'created', now, 'due', due)
-    if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
-    local priority = tonumber(ARGV[b + 13])
-    if priority ~= 0 then redis.call('HSET', key, 'priority', priority) end
-    if ARGV[b + 14] ~= '' then redis.call('HSET', key, 'meta', ARGV[b + 14]) end
-    if state == 'ready' then
-      lane_push(group, id, priority > 0)
-      ready = ready + 1
-    else
-      schedule(id, due)
-    end
-    created = created + 1
-    out[#out + 1] = 1
-  end
+  local made, now_ready = put_job(1 + i * JOB_FIELDS, now)
+  created = created + made
+  if now_ready then ready = ready + 1 end
+  out[#out + 1] = made
 end
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end

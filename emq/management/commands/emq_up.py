@@ -7,18 +7,21 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
 from emq.connection import data_dir, mask, server_url
 from emq.errors import EmqError
 
+DEMO_RECURRENCE = "demo-add-every-3s"
+
 
 class Command(BaseCommand):
     help = (
         "Start everything for development and stop it all together on Ctrl-C: the embedded Valkey "
         "(unless EMQ_URL is set), a Pump, a worker and the web server with the admin; creates a demo "
-        "superuser and prints its credentials."
+        "superuser (printing its credentials) and a demo recurrence whose jobs complete every few seconds."
     )
 
     def add_arguments(self, parser) -> None:
@@ -32,6 +35,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(f"valkey   {mask(url)}  (data in {data_dir()})")
         user, password = self._demo_user()
+        self._demo_recurrence()
         procs = self._start(options)
         self.stdout.write(f"admin    http://{options['addr']}/admin/  user {user!r} password {password!r}")
         self._seed()
@@ -51,6 +55,17 @@ class Command(BaseCommand):
         user.set_password(password)
         user.save()
         return "admin", password
+
+    def _demo_recurrence(self) -> None:
+        from emq.apps import autodiscover
+        from emq.models import Recurrence
+
+        autodiscover()
+        row = Recurrence.objects.filter(name=DEMO_RECURRENCE).first() or Recurrence(name=DEMO_RECURRENCE)
+        row.job, row.every, row.cron, row.args, row.enabled = "demo.jobs.add", timedelta(seconds=3), "", [2, 3], True
+        row.full_clean()
+        row.save()
+        self.stdout.write(f"repeat   {DEMO_RECURRENCE!r}: demo.jobs.add(2, 3) minted every 3 s (edit it in the admin)")
 
     def _start(self, options) -> dict[str, subprocess.Popen]:
         py = [sys.executable, "manage.py"]
