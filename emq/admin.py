@@ -1,0 +1,1 @@
+from .dashboard import admin as _dashboard_admin  # noqa: F401
