@@ -11,11 +11,12 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import ngettext
 
+from .. import conf
 from ..connection import get_client, guard
 from ..engine import Queue
 from . import ops
@@ -38,8 +39,8 @@ def dispatch(model_admin: Any, request: HttpRequest, action: str) -> HttpRespons
         raise PermissionDenied
     handler = HANDLERS.get(action)
     if handler is None:
-        raise PermissionDenied(f"no dashboard action {action!r}")
-    queue = Queue(request.POST.get("queue") or "default", prefix=prefix())
+        raise Http404(f"no dashboard action {action!r}; known: {', '.join(sorted(HANDLERS))}")
+    queue = Queue(request.POST.get("queue") or conf.get("EMQ_DEFAULT_QUEUE"), prefix=prefix())
     if action in CONFIRM and request.POST.get("confirmed") != "1":
         return confirm(model_admin, request, action, queue)
     handler(request, queue)

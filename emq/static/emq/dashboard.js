@@ -33,6 +33,19 @@
   tick();
   setInterval(tick, 1000);
 
+  // Optional live refresh, remembered per browser; never while the operator is choosing or typing.
+  const live = document.getElementById("emq-live");
+  if (live) {
+    live.checked = localStorage.getItem("emq-live") === "1";
+    live.addEventListener("change", function () { localStorage.setItem("emq-live", live.checked ? "1" : "0"); });
+    setInterval(function () {
+      const busy = root.querySelector("input[name=ids]:checked, details[open]") ||
+        (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName) &&
+         document.activeElement !== live);
+      if (live.checked && !busy) window.location.reload();
+    }, 5000);
+  }
+
   for (const all of root.querySelectorAll("input.emq-all")) {
     all.addEventListener("change", function () {
       for (const box of all.closest("table").querySelectorAll("tbody input[name=ids]")) box.checked = all.checked;
