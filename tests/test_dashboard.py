@@ -298,3 +298,7 @@ def test_run_now_and_retry_leave_jobs_of_other_states_alone(emq_env, filled):
     assert ops.run_now(q, filled["dead"]) == ["dead"]
     assert ops.retry(q, filled["scheduled"]) == ["scheduled"]
     assert ops.retry(q, filled["dead"]) == ["ok"] and ops.retry(q, filled["dead"]) == ["ready"]
+
+
+def test_an_unknown_action_is_not_found(emq_env, users):
+    assert web_as(users["operator"]).post(action_url("explode"), {"queue": "default"}).status_code == 404
