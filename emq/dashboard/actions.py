@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import django
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
@@ -59,6 +60,8 @@ def confirm(model_admin: Any, request: HttpRequest, action: str, queue: Queue) -
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
+        "crumbs_ol": django.VERSION >= (6, 0),
+        "tab": "confirm",
         "title": "Are you sure?",
         "action": action,
         "action_label": LABELS[action],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+import django
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -52,6 +53,7 @@ def render(model_admin: Any, request: HttpRequest, tab: str, title: str, templat
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
+        "crumbs_ol": django.VERSION >= (6, 0),  # Django 6 lists breadcrumbs in an <ol>
         "title": title,
         "tab": tab,
         "queue": queue,
