@@ -302,3 +302,22 @@ def test_run_now_and_retry_leave_jobs_of_other_states_alone(emq_env, filled):
 
 def test_an_unknown_action_is_not_found(emq_env, users):
     assert web_as(users["operator"]).post(action_url("explode"), {"queue": "default"}).status_code == 404
+
+
+def test_find_never_sends_the_user_to_another_site(emq_env, users):
+    r = web_as(users["viewer"]).get(page_url("find", id="nope"), HTTP_REFERER="https://evil.example/")
+    assert r["Location"] == page_url("changelist")
+
+
+def test_relative_times_and_secret_masking():
+    from emq.dashboard import present
+
+    assert [present.relative(t, 100_000) for t in (104_200, 100_300, 100_000 - 180_000, 100_000 - 7_200_000)] == [
+        "in 4 s", "now", "3 min ago", "2 h ago",
+    ]
+    assert present.duration(850) == "850 ms" and present.duration(61_000) == "1 min"
+    value = {"Password": "x", "db": {"secret_key": "y", "host": "h"}, "tokens": ["t"], "n": [{"auth": 1}]}
+    masked = present.mask(value)
+    assert masked == {"Password": present.MASK, "db": {"secret_key": present.MASK, "host": "h"}, "tokens": present.MASK,
+                      "n": [{"auth": present.MASK}]}
+    assert present.pretty("not json") == "not json"

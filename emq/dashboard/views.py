@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from .. import conf
 from ..errors import EmqError
@@ -156,7 +157,9 @@ def find(model_admin: Any, request: HttpRequest) -> HttpResponse:
         return HttpResponseRedirect(url("job", queue=found[0], id=job_id))
     if not found:
         messages.warning(request, f"No job {job_id!r} in any known queue." if job_id else "Give a job id to find.")
-        return HttpResponseRedirect(request.META.get("HTTP_REFERER") or url("changelist"))
+        back = request.META.get("HTTP_REFERER", "")
+        safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()})
+        return HttpResponseRedirect(back if safe else url("changelist"))
     return render(model_admin, request, "", f"Job {job_id}", "find", job_id=job_id,
                   found=[(q, url("job", queue=q, id=job_id)) for q in found])
 
