@@ -321,3 +321,11 @@ def test_relative_times_and_secret_masking():
     assert masked == {"Password": present.MASK, "db": {"secret_key": present.MASK, "host": "h"}, "tokens": present.MASK,
                       "n": [{"auth": present.MASK}]}
     assert present.pretty("not json") == "not json"
+
+
+def test_an_unreachable_server_is_a_clear_503_not_a_crash(emq_env, users):
+    from django.test import override_settings
+
+    with override_settings(EMQ_URL="redis://127.0.0.1:1/0"):
+        r = web_as(users["viewer"]).get(page_url("changelist"))
+    assert r.status_code == 503 and b"cannot reach Valkey at redis://127.0.0.1:1/0" in r.content
