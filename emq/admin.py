@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.utils import timezone
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
 from . import recurrences
@@ -15,7 +15,7 @@ from .schedule import ScheduleError, describe, from_ms, zone
 
 @admin.register(Recurrence)
 class RecurrenceAdmin(admin.ModelAdmin):
-    list_display = ("name", "schedule", "timezone", "next_three", "last_minted_at", "enabled")
+    list_display = ("name", "schedule", "timezone", "next_three", "last_minted_at", "minted_jobs", "enabled")
     list_filter = ("enabled", "queue", "declared_in_code")
     search_fields = ("name", "job")
     readonly_fields = ("declared_in_code", "last_minted_at", "next_at", "created", "updated")
@@ -32,6 +32,13 @@ class RecurrenceAdmin(admin.ModelAdmin):
         return describe(row.cron, row.every, row.timezone)
 
     @admin.display(description="next three occurrences")
+    @admin.display(description="jobs")
+    def minted_jobs(self, row: Recurrence) -> str:
+        """Link to the dashboard's list of the jobs this recurrence minted."""
+        from .dashboard.views import recurrence_jobs_url
+
+        return format_html('<a href="{}">minted jobs</a>', recurrence_jobs_url(row.queue, row.name))
+
     def next_three(self, row: Recurrence) -> str:
         if not row.enabled:
             return "—"
@@ -69,4 +76,5 @@ class RecurrenceAdmin(admin.ModelAdmin):
             self.message_user(request, msg)
 
 
-# Dashboard admin: see emq/dashboard/
+# The job dashboard: an admin entry whose pages live in emq/dashboard/.
+from .dashboard import admin as _dashboard_admin  # noqa: E402,F401  (registers the dashboard)

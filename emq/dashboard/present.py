@@ -1,0 +1,92 @@
+"""How the dashboard shows values: relative times, pretty JSON with secrets masked, short errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+MASK = "••••••••"
+# Keys whose values are never shown: matched anywhere in the key, case-insensitively.
+SECRET = re.compile(
+    r"pass(word|wd|phrase)?|pwd|token|secret|key|authori[sz]ation|auth|credential|cookie|session|signature|private",
+    re.IGNORECASE,
+)
+
+
+def relative(ms: int, now_ms: int) -> str:
+    """"in 4 s", "3 min ago", "now": the distance from the server's now, in words."""
+    delta = (int(ms) - int(now_ms)) / 1000
+    size = abs(delta)
+    if size < 1:
+        return "now"
+    for unit, seconds in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if size >= seconds:
+            n = int(size // seconds)
+            return f"in {n} {unit}" if delta > 0 else f"{n} {unit} ago"
+    return "now"
+
+
+def duration(ms: int | None) -> str:
+    """A length of time in the largest sensible unit: "850 ms", "12 s", "3 min"."""
+    if ms is None:
+        return "—"
+    ms = int(ms)
+    if ms < 1000:
+        return f"{ms} ms"
+    for unit, seconds in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if ms >= seconds * 1000:
+            return f"{ms // (seconds * 1000)} {unit}"
+    return f"{ms} ms"
+
+
+def exact(ms: int) -> str:
+    """The exact UTC time of a server ms timestamp, for a hover title."""
+    return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
+def mask(value: Any) -> Any:
+    """A copy of a JSON value with every value under a secret-looking key replaced by a mask."""
+    if isinstance(value, dict):
+        return {k: MASK if SECRET.search(str(k)) else mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask(v) for v in value]
+    return value
+
+
+def pretty(raw: str | None, secret_safe: bool = True) -> str:
+    """Indented JSON of a stored JSON text, secrets masked; the raw text when it is not JSON."""
+    if raw in (None, ""):
+        return ""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    return json.dumps(mask(value) if secret_safe else value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def first_line(text: str | None) -> str:
+    return (text or "").split("\n", 1)[0]
+
+
+TIME_FIELDS = ("created", "due", "claimed", "lease_until", "finished", "reclaimed_at", "revived_at")
+JSON_FIELDS = ("args", "kwargs", "result")
+ORDER = ("fn", "state", "reason", "group", "origin", "attempts", "max_attempts", "stalled", "max_stalled", "worker",
+         "reclaimed_from", *TIME_FIELDS, *JSON_FIELDS, "error")
+
+
+def describe(h: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Every stored field of a job as (name, kind, value), kind telling the template how to show it."""
+    names = [n for n in ORDER if n in h] + sorted(n for n in h if n not in ORDER and n != "errors")
+    out = []
+    for n in names:
+        if n in TIME_FIELDS and h[n].lstrip("-").isdigit():
+            out.append((n, "time", h[n]))
+        elif n in JSON_FIELDS:
+            out.append((n, "json", pretty(h[n])))
+        elif n == "error":
+            out.append((n, "pre", h[n]))
+        else:
+            out.append((n, "text", h[n]))
+    return out

@@ -1,0 +1,27 @@
+--[[
+  admin_run_now: make scheduled jobs ready now (the dashboard's "run now"); attempts stay counted.
+  A job in any other state is left as it is and its state is answered instead of "ok".
+  KEYS[1] ns        <prefix>:{<queue>}:
+  ARGV[i] id        one job id per argument (1..1000 of them)
+  Derived: job:<id>, scheduled, lane:<group>, ring, lanes, caps, active, wake
+  Returns: {status_1, ...}   status = "ok" | "missing" | the job's state when it is not scheduled
+]]
+local now = now_ms()
+local out, ready = {}, 0
+for i, id in ipairs(ARGV) do
+  local key = ns .. 'job:' .. id
+  local f = redis.call('HMGET', key, 'state', 'group')
+  if not f[1] then
+    out[i] = 'missing'
+  elseif f[1] ~= 'scheduled' then
+    out[i] = f[1]
+  else
+    redis.call('ZREM', ns .. 'scheduled', id)
+    redis.call('HSET', key, 'state', 'ready', 'due', now)
+    lane_push(f[2], id, false)
+    ready = ready + 1
+    out[i] = 'ok'
+  end
+end
+if ready > 0 then wake('wake') end
+return out

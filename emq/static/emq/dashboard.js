@@ -1,0 +1,54 @@
+// emq job dashboard: keep relative times live ("in 4 s", "3 min ago") against the server's clock,
+// and let a header checkbox select every row of a list.
+(function () {
+  "use strict";
+  const root = document.getElementById("emq");
+  if (!root) return;
+  const skew = Number(root.dataset.now || Date.now()) - Date.now(); // server ms - browser ms
+  const units = [["d", 86400], ["h", 3600], ["min", 60], ["s", 1]];
+
+  function relative(ms) {
+    const delta = (ms - (Date.now() + skew)) / 1000;
+    const size = Math.abs(delta);
+    if (size < 1) return "now";
+    for (const [unit, seconds] of units) {
+      if (size >= seconds) {
+        const n = Math.floor(size / seconds);
+        return delta > 0 ? `in ${n} ${unit}` : `${n} ${unit} ago`;
+      }
+    }
+    return "now";
+  }
+
+  function tick() {
+    for (const el of root.querySelectorAll("time.emq-rel")) {
+      const ms = Number(el.dataset.ms);
+      el.textContent = relative(ms);
+      if (el.classList.contains("emq-countdown")) {
+        const row = el.closest("tr[data-expiry]");
+        if (row && ms <= Date.now() + skew) row.classList.add("emq-stalled");
+      }
+    }
+  }
+  tick();
+  setInterval(tick, 1000);
+
+  // Optional live refresh, remembered per browser; never while the operator is choosing or typing.
+  const live = document.getElementById("emq-live");
+  if (live) {
+    live.checked = localStorage.getItem("emq-live") === "1";
+    live.addEventListener("change", function () { localStorage.setItem("emq-live", live.checked ? "1" : "0"); });
+    setInterval(function () {
+      const busy = root.querySelector("input[name=ids]:checked, details[open]") ||
+        (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName) &&
+         document.activeElement !== live);
+      if (live.checked && !busy) window.location.reload();
+    }, 5000);
+  }
+
+  for (const all of root.querySelectorAll("input.emq-all")) {
+    all.addEventListener("change", function () {
+      for (const box of all.closest("table").querySelectorAll("tbody input[name=ids]")) box.checked = all.checked;
+    });
+  }
+})();
