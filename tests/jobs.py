@@ -43,3 +43,10 @@ def touch(path, text="x"):
 @emq.job
 def pid():
     return os.getpid()
+
+
+@emq.job
+def slow_pid(seconds):
+    """Its worker's pid, after a pause, so several jobs spread over several processes."""
+    time.sleep(seconds)
+    return os.getpid()
