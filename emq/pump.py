@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 
@@ -21,6 +22,7 @@ from .engine import Queue
 from .errors import ServerUnavailable
 
 log = logging.getLogger("emq.pump")
+PRECISE_MS = 150  # the last ms before a duty are waited locally (see Pump._park)
 
 
 class Pump:
@@ -100,7 +102,14 @@ class Pump:
         if not leader:
             self.stop.wait(ms / 1000)
             return
-        client.blpop([q.keys.pumpwake], timeout=ms / 1000)
+        # A blocking pop times out on the server's clock tick (hz 10: up to 100 ms late), which
+        # would make every delayed job that late. So block only until PRECISE_MS before the
+        # duty and wait the rest here, to the millisecond. Limit: a job minted during that
+        # last stretch and due before the duty starts up to PRECISE_MS late.
+        deadline = time.monotonic() + ms / 1000
+        if ms > PRECISE_MS and client.blpop([q.keys.pumpwake], timeout=(ms - PRECISE_MS) / 1000):
+            return
+        self.stop.wait(max(0.0, deadline - time.monotonic()))
 
 
 def run_forever(queue_names: Sequence[str]) -> None:
