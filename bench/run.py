@@ -139,7 +139,7 @@ def table(ctx) -> str:
         row("cmds/job", "n/a: " + c["skipped"], "<= 15", None)
     if i := r.get("idle"):
         cmds = "n/a (shared server)" if i["cmds_per_s"] is None else f"{i['cmds_per_s']:.2f}"
-        row("idle cmds/s (1 worker + its Pump)", cmds, "<= 1", None if i["cmds_per_s"] is None
+        row(f"idle cmds/s (1 worker + its Pump, {i['seconds']} s)", cmds, "<= 1", None if i["cmds_per_s"] is None
             else i["cmds_per_s"] <= 1, f"{BULLMQ['idle']}", _peer("idle"))
         row("idle worker CPU %", f"{i['cpu_percent']:.2f}", "", None)
     if la := r.get("latency"):

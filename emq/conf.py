@@ -25,7 +25,10 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_LEASE": 30.0,  # seconds
     "EMQ_MAX_STALLED": 1,  # reclaims of a job before it is dead as "stalled"
     "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
-    "EMQ_PUMP_PARK": 5.0,  # seconds a Pump parks at most between ticks
+    # Seconds a Pump parks at most between ticks; its lead lasts 3x this without a tick, so a
+    # crashed leader is replaced within that. Every duty wakes it anyway (earlier due time,
+    # earlier lease expiry), so this bounds idle traffic, not lateness (see bench/).
+    "EMQ_PUMP_PARK": 20.0,
     "EMQ_GRACE": 30.0,  # seconds a stopping worker waits for running jobs
 }
 

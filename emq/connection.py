@@ -61,10 +61,10 @@ def get_client() -> Any:
     return client
 
 
-def _connect(url: str, cluster: bool) -> Any:
+def _connect(url: str, cluster: bool, **extra: Any) -> Any:
     if url.split("://", 1)[0] not in ("redis", "rediss", "unix"):
         raise ServerUnavailable(f"EMQ_URL {mask(url)!r} is not a redis://, rediss:// or unix:// URL")
-    opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True}
+    opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True, **extra}
     if cluster:
         return redis.RedisCluster.from_url(url, **opts)
     return redis.Redis.from_url(url, **opts)
@@ -72,7 +72,10 @@ def _connect(url: str, cluster: bool) -> Any:
 
 def new_client() -> Any:
     """A client with its own connections, for a thread that blocks (a parked worker, a Pump)."""
-    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")))
+    # No read timeout: redis-py's default (5 s) would cut every longer blocking pop short and
+    # reconnect (3 commands each time). Its owner closes it to interrupt a pop; keepalive finds
+    # a dead peer.
+    return _connect(server_url(), bool(conf.get("EMQ_CLUSTER")), socket_timeout=None, socket_connect_timeout=5)
 
 
 def reset() -> None:
