@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import conf
 from .connection import new_client
@@ -28,9 +28,18 @@ PRECISE_MS = 150  # the last ms before a duty are waited locally (see Pump._park
 class Pump:
     """Supervised Pump threads for some queues; an exception in a tick is logged, never fatal."""
 
-    def __init__(self, queues: Sequence[Queue], *, stop: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        queues: Sequence[Queue],
+        *,
+        stop: threading.Event | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
         self.queues = list(queues)
         self.stop = stop or threading.Event()
+        # Called after a tick made jobs ready: a Pump inside a worker wakes its own loop at once,
+        # a thread hop sooner than the wake token its Metronome also receives.
+        self.on_ready = on_ready
         self.id = f"pump:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.park_ms = int(conf.get("EMQ_PUMP_PARK") * 1000)
         self.threads: list[threading.Thread] = []
@@ -88,6 +97,8 @@ class Pump:
         tick = q.tick(self.id, ttl_ms=3 * self.park_ms, park_ms=self.park_ms)
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
+            if self.on_ready:
+                self.on_ready()
         if tick.leader and tick.repeat_due:
             from . import repeat
 

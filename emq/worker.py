@@ -74,7 +74,7 @@ class Worker:
         self.running = 0
         self.stopping: float | None = None  # monotonic time the stop was asked
         self.metronome = Metronome(self.queues, self.signal, park_timeout)
-        self.pump = Pump(self.queues) if pump else None
+        self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.processed = 0
         self.pending: list = []  # outcomes not yet accepted by the server (during an outage)
         self.outage = 0
