@@ -35,15 +35,18 @@ local function ring_fix(group)
   end
 end
 
+-- A lane that was empty got work: it joins the lane set, and the ring unless at its cap.
+local function lane_joined(group)
+  redis.call('SADD', ns .. 'lanes', group)
+  if not at_cap(group) then redis.call('RPUSH', ns .. 'ring', group) end
+end
+
 -- Make an id ready in its group's lane; a lane that was empty joins the ring and the lane set.
 local function lane_push(group, id, front)
   local lane = ns .. 'lane:' .. group
   local n
   if front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end
-  if n == 1 then
-    redis.call('SADD', ns .. 'lanes', group)
-    if not at_cap(group) then redis.call('RPUSH', ns .. 'ring', group) end
-  end
+  if n == 1 then lane_joined(group) end
 end
 
 -- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring.

@@ -21,6 +21,9 @@ local n = tonumber(ARGV[1])
 local now = now_ms()
 local out = {now}
 local created, ready = 0, 0
+-- Ready ids are pushed once per group at the end (one RPUSH for a whole chunk of one group),
+-- groups in order of first appearance, as one lane_push per job would have ordered them.
+local ready_ids, groups = {}, {}
 for i = 0, n - 1 do
   local b = 1 + i * 12
   local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
@@ -41,13 +44,24 @@ for i = 0, n - 1 do
       'created', now, 'due', due)
     if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
     if state == 'ready' then
-      lane_push(group, id, false)
+      if not ready_ids[group] then
+        ready_ids[group] = {}
+        groups[#groups + 1] = group
+      end
+      local ids = ready_ids[group]
+      ids[#ids + 1] = id
       ready = ready + 1
     else
       schedule(id, due)
     end
     created = created + 1
     out[#out + 1] = 1
+  end
+end
+for _, group in ipairs(groups) do
+  local ids = ready_ids[group]
+  if redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids)) == #ids then
+    lane_joined(group)
   end
 end
 count(now, 'minted', created)
