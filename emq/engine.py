@@ -6,6 +6,7 @@ Each method is the only place that knows its script's KEYS/ARGV order (see the h
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,22 @@ class MintSpec:
             self.group, self.due, self.max_attempts, self.lease_ms, self.max_stalled,
             f"{self.backoff[0]},{self.backoff[1]}", self.origin,
         ]
+
+
+def _json(text: str) -> Any:
+    """Decode a job's arguments; no arguments (the common case) skip the decoder."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _backoff(text: str) -> tuple[float, float]:
+    """Parse "<base>,<cap>" once per distinct value: every job of a function shares one."""
+    base, cap = text.split(",")
+    return float(base), float(cap)
 
 
 def _mint_argv(chunk: Sequence[MintSpec]) -> list[Any]:
@@ -124,11 +141,10 @@ class Queue:
         jobs = []
         for i in range(1, len(reply), 8):
             jid, token, name, args, kwargs, lease, max_attempts, backoff = reply[i : i + 8]
-            base, cap = (float(x) for x in backoff.split(","))
             jobs.append(
                 Claimed(
-                    jid, int(token), name, json.loads(args), json.loads(kwargs),
-                    int(lease), int(max_attempts), (base, cap),
+                    jid, int(token), name, _json(args), _json(kwargs),
+                    int(lease), int(max_attempts), _backoff(backoff),
                 )
             )
         return jobs

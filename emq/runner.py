@@ -52,6 +52,8 @@ def execute(queue: str, job: Claimed) -> Outcome:
         if fn.options.takes_context:
             args.insert(0, JobContext(job.id, queue, job.token, job.token, job.lease_ms))
         result: Any = fn.func(*args, **job.kwargs)
+        if result is None:  # the common case, without the awaitable check and the encoder
+            return Outcome(job.id, job.token, "completed", "null")
         if inspect.isawaitable(result):
             result = asyncio.run(_await(result))
         return Outcome(job.id, job.token, "completed", dumps(result))
