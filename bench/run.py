@@ -159,7 +159,7 @@ def table(ctx) -> str:
     if s := r.get("scale"):
         row(f"scale: drain /s at 1,000 vs {s['big_queued']:,} queued", f"{s['small_per_s']:,.0f} vs "
             f"{s['big_per_s']:,.0f} ({s['ratio']:.2f}x)", ">= 0.9x", s["ratio"] >= 0.9)
-        row("  same, jobs per CPU second", f"{s['small_per_cpu_s']:,.0f} vs {s['big_per_cpu_s']:,.0f} "
+        row("  same, jobs per worker CPU second", f"{s['small_per_cpu_s']:,.0f} vs {s['big_per_cpu_s']:,.0f} "
             f"({s['cpu_ratio']:.2f}x)", ">= 0.9x", s["cpu_ratio"] >= 0.9)
         row("  server bytes per queued job", f"{s['bytes_per_queued_job']:,.0f}", "", None)
     if a := r.get("admin"):
