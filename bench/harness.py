@@ -156,6 +156,12 @@ def commandstats(ctx: Ctx) -> dict[str, int]:
     return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in ctx.client.info("commandstats").items()}
 
 
+def script_usec(ctx: Ctx) -> int:
+    """Server microseconds spent in scripts (commands they call included) since the last reset."""
+    stats = ctx.client.info("commandstats")
+    return sum(int(stats.get(f"cmdstat_{c}", {}).get("usec", 0)) for c in ("evalsha", "eval"))
+
+
 def reset_stats(ctx: Ctx) -> None:
     ctx.client.config_resetstat()
 

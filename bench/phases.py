@@ -22,10 +22,9 @@ from bench.harness import (
     pct,
     reset_stats,
     results,
+    script_usec,
     wait_completed,
 )
-
-SCRIPT_CMDS = ("evalsha", "eval")
 
 
 def _queue(name: str) -> str:
@@ -105,14 +104,14 @@ def cost(ctx: Ctx) -> None:
     trips = RoundTrips()
     for _ in range(n):
         fn.enqueue()
-    mint_trips, mint = trips.count, commandstats(ctx)
+    mint_trips, mint, mint_usec = trips.count, commandstats(ctx), script_usec(ctx)
     reset_stats(ctx)
     trips.count = 0
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     Worker([queue], concurrency=10, burst=True, pump=False).run()
     for sig, handler in handlers.items():
         signal.signal(sig, handler)
-    drain_trips, drained = trips.count, commandstats(ctx)
+    drain_trips, drained, drain_usec = trips.count, commandstats(ctx), script_usec(ctx)
     trips.close()
     n += 1
     drained.pop("config|resetstat", None)
@@ -122,6 +121,8 @@ def cost(ctx: Ctx) -> None:
         "drain_cmds_per_job": sum(drained.values()) / n,
         "mint_round_trips_per_job": mint_trips / (n - 1),
         "drain_round_trips_per_job": drain_trips / n,
+        "mint_server_usec_per_job": mint_usec / (n - 1),
+        "drain_server_usec_per_job": drain_usec / n,
         "mint_by_command": mint,
         "drain_by_command": dict(sorted(drained.items(), key=lambda kv: -kv[1])),
         "how": "in-process Worker (burst, no Pump, concurrency 10): the code emq_worker runs",

@@ -139,6 +139,8 @@ def table(ctx) -> str:
             "<= 15", total <= 15, "9 + 24", "Huey 1 + 3")
         row("round trips/job mint + drain", f"{c['mint_round_trips_per_job']:.2f} + "
             f"{c['drain_round_trips_per_job']:.3f}", "", None)
+        row("server µs/job in scripts, mint + drain", f"{c['mint_server_usec_per_job']:.1f} + "
+            f"{c['drain_server_usec_per_job']:.1f}", "", None)
     elif c:
         row("cmds/job", "n/a: " + c["skipped"], "<= 15", None)
     if i := r.get("idle"):

@@ -30,11 +30,13 @@ end
 
 local function lease_one(id, group)
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff')
+  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts')
   if f[1] ~= 'ready' then return end
-  local token = redis.call('HINCRBY', key, 'attempts', 1)
+  -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
+  local token = tonumber(f[8] or '0') + 1
   local expiry = now + tonumber(f[5])
-  redis.call('HSET', key, 'state', 'active', 'claimed', now, 'lease_until', expiry, 'worker', worker)
+  redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
+    'worker', worker)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
   first_expiry = math.min(first_expiry, expiry)
