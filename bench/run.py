@@ -3,6 +3,7 @@
     python bench/run.py                 # every phase, ~5 minutes, private Valkey in a temp folder
     python bench/run.py --quick         # a smoke run with small counts
     python bench/run.py --url redis://127.0.0.1:6379/15 [--only drain,latency]
+    python bench/run.py --url redis://127.0.0.1:7777/0 --private   # a server of your own
 
 Progress goes to stderr; one table goes to stdout; every figure goes to bench/results.json.
 Against --url everything lives under a fresh key prefix that is deleted after; INFO-based
@@ -36,6 +37,8 @@ BEST_PY = {"enq1": ("Dramatiq", 2385), "bulk": ("BullMQ-py", 10870), "drain1": (
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url", help="benchmark this server instead of a private embedded Valkey")
+    ap.add_argument("--private", action="store_true",
+                    help="the --url server is yours alone: take the INFO figures (commands, memory) there too")
     ap.add_argument("--quick", action="store_true", help="small counts: a smoke run of every phase")
     ap.add_argument("--only", help="comma-separated phases, e.g. drain,latency")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
@@ -56,8 +59,8 @@ def main() -> int:
         folder = Path(tempfile.mkdtemp(prefix="emq-bench-valkey-"))
         url = embedded.start(folder, persist=False)
     try:
-        ctx = Ctx(url=url, private=folder is not None, server="", quick=opts.quick)
-        _configure(ctx)
+        ctx = Ctx(url=url, private=folder is not None or opts.private, server="", quick=opts.quick)
+        _configure(ctx, embedded=folder is not None)
         wanted = set(opts.only.split(",")) if opts.only else None
         started = time.monotonic()
         for phase in phases.PHASES:
@@ -73,7 +76,7 @@ def main() -> int:
     return 0
 
 
-def _configure(ctx) -> None:
+def _configure(ctx, embedded: bool) -> None:
     from django.conf import settings
 
     from emq import connection
@@ -83,7 +86,8 @@ def _configure(ctx) -> None:
     info = ctx.client.info("server")
     name = "Valkey" if "valkey_version" in info else "Redis"
     version = info.get("valkey_version") or info.get("redis_version")
-    ctx.server = f"{name} {version} ({'private embedded' if ctx.private else ctx.url})"
+    where = "private embedded" if embedded else ctx.url + (", private" if ctx.private else "")
+    ctx.server = f"{name} {version} ({where})"
 
 
 def _cleanup(folder: Path | None) -> None:
