@@ -25,7 +25,10 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_LEASE": 30.0,  # seconds
     "EMQ_MAX_STALLED": 1,  # reclaims of a job before it is dead as "stalled"
     "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
-    "EMQ_PUMP_PARK": 5.0,  # seconds a Pump parks at most between ticks
+    # Seconds a Pump parks at most between ticks. Every duty wakes it anyway (an earlier due time,
+    # a lease expiring sooner, a new recurrence), so this bounds idle traffic, not lateness; its
+    # lead lasts 2x this without a tick, which bounds how soon a crashed leader is replaced.
+    "EMQ_PUMP_PARK": 15.0,
     "EMQ_REPEAT_GRACE": 60.0,  # seconds late an occurrence may be minted before it counts as missed
     "EMQ_REPEAT_CATCHUP": 100,  # most missed occurrences one catch-up mints under missed="all"
     "EMQ_RECURRENCES": [],  # recurrences declared in settings: dicts of Recurrence fields, upserted as rows

@@ -59,7 +59,8 @@ def get_client() -> Any:
         with _lock:
             client = _clients.get(key)
             if client is None:
-                client = _clients[key] = _connect(server_url(), key[1])
+                with guard():  # a cluster client connects as it is built
+                    client = _clients[key] = _connect(server_url(), key[1])
     return client
 
 
@@ -106,8 +107,14 @@ def guard() -> Iterator[None]:
     """Turn the client's connection errors into one clear ServerUnavailable naming the server."""
     try:
         yield
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
-        url = mask(conf.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
-        raise ServerUnavailable(
-            f"cannot reach Valkey at {url}: {exc}. Start the server or set EMQ_URL to one that runs."
-        ) from None
+    except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError) as exc:
+        raise _unavailable(exc) from None
+    except redis.exceptions.RedisClusterException as exc:
+        if "connect" not in str(exc):  # a cluster client's way of saying no node answers
+            raise
+        raise _unavailable(exc) from None
+
+
+def _unavailable(exc: Exception) -> ServerUnavailable:
+    url = mask(conf.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
+    return ServerUnavailable(f"cannot reach Valkey at {url}: {exc}. Start the server or set EMQ_URL to one that runs.")

@@ -99,9 +99,12 @@ class JobFunction:
         """Mint many jobs ready now: one round trip per chunk of 1,000, each chunk atomic."""
         if self.options.job_id:
             raise ValueError(f"enqueue_many of {self.name} cannot share one job_id between jobs")
-        return self._mint([self.spec(tuple(a), dict(k), "") for a, k in calls])
+        resolved = self._resolved()  # settings read once per call, not once per job
+        return self._mint([self.spec(tuple(a), dict(k), "", resolved=resolved) for a, k in calls])
 
-    def spec(self, args: Sequence[Any], kwargs: dict[str, Any], due: str, origin: str = "") -> MintSpec:
+    def spec(
+        self, args: Sequence[Any], kwargs: dict[str, Any], due: str, origin: str = "", resolved: dict | None = None
+    ) -> MintSpec:
         """Resolve options and encode arguments for one job; raises before anything is written."""
         args_json, kwargs_json = encode_args(self.name, tuple(args), kwargs)
         o = self.options
@@ -112,13 +115,20 @@ class JobFunction:
             kwargs_json=kwargs_json,
             group=self._group(args, kwargs),
             due=due,
-            max_attempts=o.max_attempts or conf.get("EMQ_MAX_ATTEMPTS"),
-            lease_ms=int((o.lease or conf.get("EMQ_LEASE")) * 1000),
-            max_stalled=conf.get("EMQ_MAX_STALLED") if o.max_stalled is None else o.max_stalled,
-            backoff=tuple(o.backoff or conf.get("EMQ_BACKOFF")),
             if_absent=bool(o.job_id),
             origin=origin,
+            **(resolved or self._resolved()),
         )
+
+    def _resolved(self) -> dict[str, Any]:
+        """The options that fall back to settings, resolved now."""
+        o = self.options
+        return {
+            "max_attempts": o.max_attempts or conf.get("EMQ_MAX_ATTEMPTS"),
+            "lease_ms": int((o.lease or conf.get("EMQ_LEASE")) * 1000),
+            "max_stalled": conf.get("EMQ_MAX_STALLED") if o.max_stalled is None else o.max_stalled,
+            "backoff": tuple(o.backoff or conf.get("EMQ_BACKOFF")),
+        }
 
     def _group(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
         group = self.options.group

@@ -60,6 +60,7 @@ FIXED = frozenset(
         "leases",  # zset  id -> lease expiry ms
         "wake",  # list  tokens parked workers block on
         "pumpwake",  # list  tokens a parked Pump blocks on (earlier due time, new lease)
+        "pumpnext",  # string  ms of the leading Pump's next planned tick (bclaim wakes it sooner)
         "done",  # zset  id -> finished ms, trimmed by age and count
         "dead",  # zset  id -> finished ms, kept until deleted
         "reclaims",  # zset  id -> last reclaim ms (the admin's stalled view)

@@ -18,7 +18,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import conf, partitions, repeat
 from .connection import disconnect, new_client
@@ -27,14 +27,24 @@ from .errors import ServerUnavailable
 from .recurrences import RowSync
 
 log = logging.getLogger("emq.pump")
+FOLLOW_MS = 5000  # a Pump that does not lead asks for the lead this often (at most)
 
 
 class Pump:
     """Supervised Pump threads for some queues; an exception in a tick is logged, never fatal."""
 
-    def __init__(self, queues: Sequence[Queue], *, stop: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        queues: Sequence[Queue],
+        *,
+        stop: threading.Event | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
         self.queues = list(queues)
         self.stop = stop or threading.Event()
+        # Called after a tick made jobs ready: a Pump inside a worker wakes its own loop at once,
+        # a thread hop sooner than the wake token its Metronome also receives.
+        self.on_ready = on_ready
         self.id = f"pump:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.park_ms = int(conf.get("EMQ_PUMP_PARK") * 1000)
         self.threads: list[threading.Thread] = []
@@ -106,13 +116,15 @@ class Pump:
 
     def step(self, q: Queue) -> tuple[bool, int]:
         """One tick of one queue: returns (leader, ms to park)."""
-        tick = q.tick(self.id, ttl_ms=3 * self.park_ms, park_ms=self.park_ms)
+        tick = q.tick(self.id, ttl_ms=2 * self.park_ms, park_ms=self.park_ms)
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
+            if self.on_ready:
+                self.on_ready()
         if tick.leader and tick.repeat_due:
             self.rows.record(repeat.mint_due(q))
             return True, 0
-        return tick.leader, tick.park_ms
+        return tick.leader, tick.park_ms if tick.leader else min(tick.park_ms, FOLLOW_MS)
 
     def _park(self, waker: Waker, park: tuple[bool, int]) -> None:
         leader, ms = park

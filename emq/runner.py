@@ -65,6 +65,8 @@ def _call(queue: str, job: Claimed) -> Any:
 
 
 def _completed(job: Claimed, result: Any) -> Outcome:
+    if result is None:  # the common case, without the encoder
+        return Outcome(job.id, job.token, "completed", "null")
     return Outcome(job.id, job.token, "completed", dumps(result))
 
 

@@ -113,3 +113,10 @@ def count_active(key, seconds):
 @emq.job(group=lambda tenant, n: f"tenant-{tenant}")
 def for_tenant(tenant, n):
     return n
+
+
+@emq.job
+def slow_pid(seconds):
+    """Its worker's pid, after a pause, so several jobs spread over several processes."""
+    time.sleep(seconds)
+    return os.getpid()

@@ -41,15 +41,18 @@ local function ring_fix(group)
   return false
 end
 
+-- A lane that was empty got work: it joins the lane set, and the ring unless at its cap.
+local function lane_joined(group)
+  redis.call('SADD', ns .. 'lanes', group)
+  if not at_cap(group) then redis.call('RPUSH', ns .. 'ring', group) end
+end
+
 -- Make an id ready in its group's lane; a lane that was empty joins the ring and the lane set.
 local function lane_push(group, id, front)
   local lane = ns .. 'lane:' .. group
   local n
   if front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end
-  if n == 1 then
-    redis.call('SADD', ns .. 'lanes', group)
-    if not at_cap(group) then redis.call('RPUSH', ns .. 'ring', group) end
-  end
+  if n == 1 then lane_joined(group) end
 end
 
 -- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring,
@@ -165,9 +168,10 @@ end
 local JOB_FIELDS = 14
 
 -- Create one job from the JOB_FIELDS ARGV fields at ARGV[b+1..]; if_absent forces keep-if-exists on.
--- Returns created 0|1 and whether the job is ready now; mint and repeat_mint share it.
--- A priority > 0 puts a ready job at the head of its lane (Django tasks' priority; see backends.py).
-local function put_job(b, now, if_absent)
+-- A ready job goes to push(group, id, front) (lane_push, or mint's batching); front = priority > 0
+-- puts it at the head of its lane (Django tasks' priority; see backends.py). Returns created 0|1
+-- and whether the job is ready now; mint and repeat_mint share it.
+local function put_job(b, now, if_absent, push)
   local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
   local key = ns .. 'job:' .. id
   if (if_absent or ARGV[b + 2] == '1') and redis.call('EXISTS', key) == 1 then return 0, false end
@@ -187,7 +191,7 @@ local function put_job(b, now, if_absent)
   if priority ~= 0 then redis.call('HSET', key, 'priority', priority) end
   if ARGV[b + 14] ~= '' then redis.call('HSET', key, 'meta', ARGV[b + 14]) end
   if state == 'ready' then
-    lane_push(group, id, priority > 0)
+    push(group, id, priority > 0)
     return 1, true
   end
   schedule(id, due)

@@ -5,7 +5,7 @@
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
-  Derived: ring, lanes, caps, active, leases, wake, stats, job:<id>, lane:<group>
+  Derived: ring, lanes, caps, active, leases, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 8 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff}
            token = the job's attempts after the increment: its fencing token
 ]]
@@ -14,8 +14,10 @@ local now = now_ms()
 local ring = ns .. 'ring'
 local out = {now}
 local got, leases, taken, drained = 0, {}, {}, {}
-local has_caps = redis.call('EXISTS', ns .. 'caps') == 1
+local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
+if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
+local has_caps = redis.call('EXISTS', ns .. 'caps') == 1
 
 -- How many more jobs a group may start now (nil: no cap).
 local function room(group)
@@ -28,13 +30,16 @@ end
 
 local function lease_one(id, group)
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff')
+  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts')
   if f[1] ~= 'ready' then return end
-  local token = redis.call('HINCRBY', key, 'attempts', 1)
+  -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
+  local token = tonumber(f[8] or '0') + 1
   local expiry = now + tonumber(f[5])
-  redis.call('HSET', key, 'state', 'active', 'claimed', now, 'lease_until', expiry, 'worker', worker)
+  redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
+    'worker', worker)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
+  first_expiry = math.min(first_expiry, expiry)
   taken[group] = (taken[group] or 0) + 1
   got = got + 1
   for _, v in ipairs({id, token, f[2], f[3], f[4], f[5], f[6], f[7]}) do out[#out + 1] = v end
@@ -70,6 +75,10 @@ end
 
 if got > 0 then
   redis.call('ZADD', ns .. 'leases', unpack(leases))
+  -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it
+  -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
+  local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')
+  if first_expiry < next_tick then wake('pumpwake') end
   for group, k in pairs(taken) do redis.call('HINCRBY', ns .. 'active', group, k) end
   count(now, 'claimed', got)
   -- Work left behind: pass the baton to the next parked worker.

@@ -24,11 +24,29 @@ local n = tonumber(ARGV[1])
 local now = now_ms()
 local out = {now}
 local created, ready = 0, 0
+-- Ready ids are pushed once per group at the end (one RPUSH for a whole chunk of one group),
+-- groups in order of first appearance, as one lane_push per job would have ordered them.
+local ready_ids, groups = {}, {}
+local function batch(group, id, front)
+  if front then return lane_push(group, id, true) end
+  if not ready_ids[group] then
+    ready_ids[group] = {}
+    groups[#groups + 1] = group
+  end
+  local ids = ready_ids[group]
+  ids[#ids + 1] = id
+end
 for i = 0, n - 1 do
-  local made, now_ready = put_job(1 + i * JOB_FIELDS, now)
+  local made, now_ready = put_job(1 + i * JOB_FIELDS, now, false, batch)
   created = created + made
   if now_ready then ready = ready + 1 end
   out[#out + 1] = made
+end
+for _, group in ipairs(groups) do
+  local ids = ready_ids[group]
+  if redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids)) == #ids then
+    lane_joined(group)
+  end
 end
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end

@@ -25,7 +25,7 @@ end
 local out = {now}
 local created, ready = 0, 0
 for i = 0, tonumber(ARGV[7]) - 1 do
-  local made, now_ready = put_job(7 + i * JOB_FIELDS, now, true)
+  local made, now_ready = put_job(7 + i * JOB_FIELDS, now, true, lane_push)
   created = created + made
   if now_ready then ready = ready + 1 end
   out[#out + 1] = made

@@ -7,7 +7,7 @@
   ARGV[2] ttl       ms the lead lasts without a tick
   ARGV[3] limit     most jobs to promote and leases to reclaim in this step
   ARGV[4] park      ms the Pump parks at most
-  Derived: leader, scheduled, leases, repeat:next, plus what promote and reclaim touch
+  Derived: leader, pumpnext, scheduled, leases, repeat:next, plus what promote and reclaim touch
   Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_ms}
 ]]
 local me, ttl, limit, park = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -46,4 +46,6 @@ if expiry and expiry < next_at then next_at = expiry end
 if rep and rep < next_at then next_at = rep end
 local repeat_due = 0
 if rep and rep <= now then repeat_due = 1 end
+-- When this Pump will tick next: a claim whose lease expires sooner wakes it (bclaim).
+redis.call('SET', ns .. 'pumpnext', next_at, 'PX', ttl)
 return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now}

@@ -23,6 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--burst", action="store_true", help="drain the queues, then exit 0")
         parser.add_argument("--no-pump", action="store_true", help="do not run a Pump thread in this worker")
         parser.add_argument("--grace", type=float, default=None, help="seconds running jobs get on stop")
+        parser.add_argument(
+            "--processes", type=int, default=1,
+            help="worker processes, each with its own thread pool, under one supervisor that restarts them",
+        )
 
     def handle(self, *args, **options) -> None:
         from emq.worker import Worker
@@ -30,8 +34,10 @@ class Command(BaseCommand):
         queues = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
         if options["concurrency"] < 1:
             raise CommandError("--concurrency must be at least 1")
-        try:
-            autodiscover()
+        if options["processes"] < 1:
+            raise CommandError("--processes must be at least 1")
+
+        def work() -> int:
             worker = Worker(
                 queues,
                 concurrency=options["concurrency"],
@@ -40,6 +46,15 @@ class Command(BaseCommand):
                 pump=not options["no_pump"],
                 grace=options["grace"],
             )
-            worker.run()
+            return worker.run()
+
+        try:
+            autodiscover()
+            if options["processes"] == 1:
+                work()
+            else:
+                from emq.supervisor import Supervisor
+
+                Supervisor(work, options["processes"]).run()
         except EmqError as exc:
             raise CommandError(str(exc)) from None

@@ -1,0 +1,199 @@
+"""What every benchmark phase needs: the server, worker processes, progress bars, counters."""
+
+from __future__ import annotations
+
+import collections
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Ctx:
+    """One benchmark run: the server, its key prefix, and where figures go."""
+
+    url: str
+    private: bool  # our own server: INFO commandstats and memory are ours alone
+    server: str  # "Valkey 9.1.2 (embedded)" etc.
+    quick: bool
+    prefix: str = field(default_factory=lambda: f"emqbench-{uuid.uuid4().hex[:8]}")
+    results: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def client(self):
+        from emq.connection import get_client
+
+        return get_client()
+
+    def n(self, full: int, quick: int) -> int:
+        return quick if self.quick else full
+
+    def keys(self, queue: str):
+        from emq.keys import QueueKeys
+
+        return QueueKeys(self.prefix, queue)
+
+
+class Progress:
+    """A one-line progress bar on stderr for one long phase."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.last = label, max(total, 1), 0.0
+        self.update(0)
+
+    def update(self, done: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < self.total:
+            return
+        self.last = now
+        filled = int(30 * min(done, self.total) / self.total)
+        sys.stderr.write(f"\r  {self.label:<34} [{'#' * filled}{'.' * (30 - filled)}] {done:>9,}/{self.total:,}")
+        sys.stderr.flush()
+
+    def close(self, note: str = "") -> None:
+        self.update(self.total)
+        sys.stderr.write(f"  {note}\n")
+        sys.stderr.flush()
+
+
+class WorkerProc:
+    """``manage.py emq_worker`` as a child process; its stderr is read so it never blocks."""
+
+    def __init__(self, ctx: Ctx, queue: str, *args: str) -> None:
+        env = {
+            **os.environ, "EMQ_URL": ctx.url, "EMQ_PREFIX": ctx.prefix, "EMQ_IMPORTS": "bench.jobs",
+            "PYTHONUNBUFFERED": "1", "EMQ_LOG_LEVEL": os.environ.get("EMQ_LOG_LEVEL", "INFO"),
+        }
+        self.spawned = time.time()
+        self.up: float | None = None
+        self.lines: collections.deque[str] = collections.deque(maxlen=50)
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "emq_worker", "--queues", queue, *args],
+            cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            if self.up is None and " up: " in line and "emq.worker" in line:
+                self.up = time.time()
+            self.lines.append(line.rstrip())
+
+    def wait_up(self, timeout: float = 30.0) -> float:
+        deadline = time.monotonic() + timeout
+        while self.up is None:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("worker did not start:\n" + "\n".join(self.lines))
+            time.sleep(0.002)
+        return self.up
+
+    def stop(self, timeout: float = 30.0, burst: bool = False) -> int:
+        """SIGTERM and wait; a burst worker is first given the chance to exit by itself."""
+        if burst:
+            try:
+                return self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def completed(ctx: Ctx, queue: str) -> int:
+    return int(ctx.client.hget(ctx.keys(queue).stats, "completed") or 0)
+
+
+def wait_completed(ctx: Ctx, queue: str, total: int, label: str, proc: WorkerProc | None = None,
+                   timeout: float = 600.0) -> None:
+    """Poll the queue's completed counter with a progress bar until it reaches total."""
+    bar = Progress(label, total)
+    deadline = time.monotonic() + timeout
+    while (done := completed(ctx, queue)) < total:
+        bar.update(done)
+        if proc is not None and proc.proc.poll() is not None and proc.proc.returncode != 0:
+            raise RuntimeError(f"worker exited {proc.proc.returncode}:\n" + "\n".join(proc.lines))
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{label}: only {done}/{total} completed after {timeout}s")
+        time.sleep(0.02)
+    bar.close()
+
+
+def done_scores(ctx: Ctx, queue: str) -> list[float]:
+    """Finish times (server ms) of the queue's completed jobs, in order."""
+    return [s for _, s in ctx.client.zrange(ctx.keys(queue).done, 0, -1, withscores=True)]
+
+
+def results(ctx: Ctx, queue: str, ids: list[str]) -> list[Any]:
+    """The JSON results of some jobs, read in pipelined chunks."""
+    import json
+
+    out: list[Any] = []
+    for i in range(0, len(ids), 2000):
+        pipe = ctx.client.pipeline(transaction=False)
+        for jid in ids[i : i + 2000]:
+            pipe.hget(ctx.keys(queue).job(jid), "result")
+        out.extend(json.loads(r) if r is not None else None for r in pipe.execute())
+    return out
+
+
+def commandstats(ctx: Ctx) -> dict[str, int]:
+    """Calls per command since the last CONFIG RESETSTAT (commands run inside scripts included)."""
+    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in ctx.client.info("commandstats").items()}
+
+
+def script_usec(ctx: Ctx) -> int:
+    """Server microseconds spent in scripts (commands they call included) since the last reset."""
+    stats = ctx.client.info("commandstats")
+    return sum(int(stats.get(f"cmdstat_{c}", {}).get("usec", 0)) for c in ("evalsha", "eval"))
+
+
+def reset_stats(ctx: Ctx) -> None:
+    ctx.client.config_resetstat()
+
+
+def pct(values: list[float], p: float) -> float:
+    """The p-th percentile (0..100), nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
+
+
+def best_of(runs: int, measure: Callable[[], float]) -> tuple[float, list[float]]:
+    """Run a throughput measurement a few times on this shared machine; the median and all runs."""
+    values = [measure() for _ in range(runs)]
+    return statistics.median(values), values
+
+
+class RoundTrips:
+    """Count requests this process sends (a pipeline is one): the client's round trips."""
+
+    def __init__(self) -> None:
+        from redis.connection import AbstractConnection
+
+        self.count = 0
+        self._cls = AbstractConnection
+        self._orig = AbstractConnection.send_packed_command
+        counter = self
+
+        def send(conn, command, check_health=True):
+            counter.count += 1
+            return counter._orig(conn, command, check_health)
+
+        AbstractConnection.send_packed_command = send
+
+    def close(self) -> None:
+        self._cls.send_packed_command = self._orig

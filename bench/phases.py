@@ -1,0 +1,367 @@
+"""The benchmark's phases; each records its figures in ``ctx.results[<phase>]``."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import statistics
+import time
+from datetime import UTC, datetime
+
+from bench import jobs
+from bench.harness import (
+    Ctx,
+    Progress,
+    RoundTrips,
+    WorkerProc,
+    best_of,
+    commandstats,
+    completed,
+    done_scores,
+    pct,
+    reset_stats,
+    results,
+    script_usec,
+    wait_completed,
+)
+
+
+def _queue(name: str) -> str:
+    return f"{name}-{random.randrange(10**6)}"
+
+
+def enqueue(ctx: Ctx) -> None:
+    """1. 20,000 no-op jobs one by one from one process, and in bulk."""
+    n = ctx.n(20_000, 2_000)
+
+    def one_by_one() -> float:
+        fn = jobs.noop.using(queue=_queue("enq1"))
+        bar = Progress("enqueue one by one", n)
+        t = time.perf_counter()
+        for i in range(n):
+            fn.enqueue()
+            if i % 500 == 0:
+                bar.update(i)
+        rate = n / (time.perf_counter() - t)
+        bar.close(f"{rate:,.0f}/s")
+        return rate
+
+    def bulk() -> float:
+        fn = jobs.noop.using(queue=_queue("enqbulk"))
+        t = time.perf_counter()
+        fn.enqueue_many([((), {})] * n)
+        return n / (time.perf_counter() - t)
+
+    single, singles = best_of(3, one_by_one)
+    many, manys = best_of(3, bulk)
+    ctx.results["enqueue"] = {"n": n, "one_by_one_per_s": single, "bulk_per_s": many,
+                              "runs_one_by_one": singles, "runs_bulk": manys}
+
+
+DRAIN_CONCURRENCY = 50  # threads per worker process in drain and scale: BullMQ's setting in the issue
+
+
+def _drain_once(ctx: Ctx, n: int, processes: int, label: str, concurrency: int = DRAIN_CONCURRENCY) -> dict:
+    queue = _queue("drain")
+    jobs.noop.using(queue=queue).enqueue_many([((), {})] * n)
+    args = ["--burst", "--concurrency", str(concurrency)]
+    if processes > 1:
+        args += ["--processes", str(processes)]
+    w = WorkerProc(ctx, queue, *args)
+    wait_completed(ctx, queue, n, label, w)
+    if (code := w.stop(60, burst=True)) != 0:
+        raise RuntimeError(f"{label}: worker exited {code}:\n" + "\n".join(w.lines))
+    last = max(done_scores(ctx, queue)) / 1000
+    return {"per_s": n / (last - w.up), "per_s_from_spawn": n / (last - w.spawned)}
+
+
+def drain(ctx: Ctx) -> None:
+    """2. 20,000 queued no-op jobs drained by one emq_worker process, and by two (median of 3)."""
+    n = ctx.n(20_000, 3_000)
+    out = {"n": n, "concurrency": DRAIN_CONCURRENCY}
+    for key, processes, concurrency in (("p1", 1, DRAIN_CONCURRENCY), ("p2", 2, DRAIN_CONCURRENCY), ("p1c10", 1, 10)):
+        label = f"drain, {processes} process(es) x {concurrency}"
+        runs = [_drain_once(ctx, n, processes, f"{label}, run {i + 1}/3", concurrency) for i in range(3)]
+        out[f"{key}_per_s"] = statistics.median(r["per_s"] for r in runs)
+        out[f"{key}_per_s_from_spawn"] = statistics.median(r["per_s_from_spawn"] for r in runs)
+        out[f"{key}_runs"] = runs
+    ctx.results["drain"] = out
+
+
+def cost(ctx: Ctx) -> None:
+    """3. Server commands (inside scripts too) and client round trips per job: mint, claim, finish."""
+    if not ctx.private:
+        ctx.results["cost"] = {"skipped": "INFO commandstats needs a private server"}
+        return
+    from emq.worker import Worker
+
+    n = ctx.n(20_000, 2_000)
+    queue = _queue("cost")
+    fn = jobs.noop.using(queue=queue)
+    fn.enqueue()  # registers the queue (one SADD) outside the count
+    reset_stats(ctx)
+    trips = RoundTrips()
+    for _ in range(n):
+        fn.enqueue()
+    mint_trips, mint, mint_usec = trips.count, commandstats(ctx), script_usec(ctx)
+    reset_stats(ctx)
+    trips.count = 0
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    Worker([queue], concurrency=10, burst=True, pump=False).run()
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
+    drain_trips, drained, drain_usec = trips.count, commandstats(ctx), script_usec(ctx)
+    trips.close()
+    n += 1
+    drained.pop("config|resetstat", None)
+    ctx.results["cost"] = {
+        "n": n,
+        "mint_cmds_per_job": sum(mint.values()) / (n - 1),
+        "drain_cmds_per_job": sum(drained.values()) / n,
+        "mint_round_trips_per_job": mint_trips / (n - 1),
+        "drain_round_trips_per_job": drain_trips / n,
+        "mint_server_usec_per_job": mint_usec / (n - 1),
+        "drain_server_usec_per_job": drain_usec / n,
+        "mint_by_command": mint,
+        "drain_by_command": dict(sorted(drained.items(), key=lambda kv: -kv[1])),
+        "how": "in-process Worker (burst, no Pump, concurrency 10): the code emq_worker runs",
+    }
+
+
+def idle(ctx: Ctx) -> None:
+    """4. A parked worker (with its Pump): commands per second and CPU over 20 s.
+
+    20 s, not 10: the leading Pump ticks every EMQ_PUMP_PARK (20 s) and the heartbeat every
+    15 s, so a 10 s window counts either 0 or 1 tick depending on its phase; 20 s is the average.
+    """
+    from emq import conf
+
+    seconds = ctx.n(int(conf.get("EMQ_PUMP_PARK")), 3)
+    queue = _queue("idle")
+    w = WorkerProc(ctx, queue, "--concurrency", "10")
+    w.wait_up()
+    time.sleep(2.0)  # let it park: startup traffic (connections, first tick) is not idle traffic
+    cpu0 = _cpu_seconds(w.proc.pid)
+    if ctx.private:
+        reset_stats(ctx)
+    bar = Progress(f"idle worker, {seconds} s", seconds * 10)
+    for i in range(seconds * 10):
+        time.sleep(0.1)
+        bar.update(i + 1)
+    by_command = commandstats(ctx) if ctx.private else {}
+    by_command["info"] = by_command.get("info", 1) - 1  # not the INFO that read them,
+    by_command.pop("config|resetstat", None)  # nor the reset that zeroed them
+    cmds = sum(by_command.values()) if ctx.private else None
+    cpu = _cpu_seconds(w.proc.pid) - cpu0
+    bar.close()
+    w.stop()
+    ctx.results["idle"] = {"seconds": seconds, "cmds_per_s": None if cmds is None else cmds / seconds,
+                           "cpu_percent": 100 * cpu / seconds, "by_command": by_command}
+
+
+def _cpu_seconds(pid: int) -> float:
+    import os
+
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def latency(ctx: Ctx) -> None:
+    """5. Enqueue -> start at 100 jobs/s to an idle worker: p50 / p99 (ms); the better of 2 runs."""
+    runs = [_latency_run(ctx, ctx.n(1_000, 200), f"run {i + 1}/2") for i in range(2)]
+    ctx.results["latency"] = {**min(runs, key=lambda r: r["p99_ms"]), "runs": runs,
+                              "how": "better p99 of 2 runs (shared machine)"}
+
+
+def _latency_run(ctx: Ctx, n: int, label: str) -> dict:
+    queue = _queue("latency")
+    w = WorkerProc(ctx, queue, "--concurrency", "10")
+    w.wait_up()
+    time.sleep(0.5)
+    fn = jobs.stamp.using(queue=queue)
+    bar = Progress(f"latency at 100 jobs/s, {label}", n)
+    ids, enqueued, start = [], [], time.perf_counter()
+    for i in range(n):
+        time.sleep(max(0.0, start + i / 100 - time.perf_counter()))
+        enqueued.append(time.time())
+        ids.append(fn.enqueue(enqueued[-1]).id)
+        bar.update(i + 1)
+    bar.close()
+    wait_completed(ctx, queue, n, "latency: last jobs", w, timeout=30)
+    w.stop()
+    ms = [r * 1000 for r in results(ctx, queue, ids)]
+    return {"n": n, "p50_ms": pct(ms, 50), "p99_ms": pct(ms, 99), "max_ms": max(ms),
+            "slowest": _steps(ctx, queue, ids, enqueued, ms)}
+
+
+def _steps(ctx: Ctx, queue: str, ids: list[str], t0s: list[float], ms: list[float]) -> list[dict]:
+    """Where the slowest 1% spent their time: t0 (enqueue or due) -> minted -> claimed -> started."""
+    slow = sorted(range(len(ids)), key=lambda i: -ms[i])[: max(2, len(ids) // 100)]
+    pipe = ctx.client.pipeline(transaction=False)
+    for i in slow:
+        pipe.hmget(ctx.keys(queue).job(ids[i]), "created", "claimed")
+    steps = []
+    for i, (created, claimed) in zip(slow, pipe.execute(), strict=True):
+        t0 = t0s[i] * 1000
+        steps.append({
+            "total": round(ms[i], 2), "t0_to_mint": round(int(created) - t0, 1),
+            "to_claim": round(int(claimed) - max(int(created), t0), 1),
+            "claim_to_start": round(t0 + ms[i] - int(claimed), 1),
+        })
+    return steps
+
+
+def delayed(ctx: Ctx) -> None:
+    """6. 200 jobs due 1-3 s ahead: how late each starts, p50 / p99 (ms); the better of 2 runs."""
+    runs = [_delayed_run(ctx, 200, f"run {i + 1}/2") for i in range(2)]
+    ctx.results["delayed"] = {**min(runs, key=lambda r: r["p99_ms"]), "runs": runs,
+                              "how": "better p99 of 2 runs (shared machine)"}
+
+
+def _delayed_run(ctx: Ctx, n: int, label: str) -> dict:
+    queue = _queue("delayed")
+    w = WorkerProc(ctx, queue, "--concurrency", "10")
+    w.wait_up()
+    time.sleep(0.5)
+    fn = jobs.stamp.using(queue=queue)
+    ids, dues = [], []
+    for _ in range(n):
+        dues.append(round(time.time() + random.uniform(1, 3), 3))
+        ids.append(fn.enqueue_at(datetime.fromtimestamp(dues[-1], tz=UTC), dues[-1]).id)
+    wait_completed(ctx, queue, n, f"delayed jobs due in 1-3 s, {label}", w, timeout=30)
+    w.stop()
+    ms = [r * 1000 for r in results(ctx, queue, ids)]
+    return {"n": n, "p50_ms": pct(ms, 50), "p99_ms": pct(ms, 99), "max_ms": max(ms),
+            "slowest": _steps(ctx, queue, ids, dues, ms)}
+
+
+def fairness(ctx: Ctx) -> None:
+    """7. 100 groups of skewed sizes, biggest enqueued first: Jain's index, last job of the smallest."""
+    top = ctx.n(2_000, 400)
+    sizes = [max(1, top // (g + 1)) for g in range(100)]  # Zipf-like: top, top/2, ..., top/100
+    queue = _queue("fair")
+    ids_by_group: list[list[str]] = []
+    for g, size in enumerate(sizes):
+        refs = jobs.mark.using(queue=queue, group=f"g{g}").enqueue_many([((), {})] * size)
+        ids_by_group.append([r.id for r in refs])
+    total = sum(sizes)
+    w = WorkerProc(ctx, queue, "--burst", "--concurrency", "10")
+    wait_completed(ctx, queue, total, "fairness: 100 groups", w)
+    w.stop()
+    started = [(t, g) for g, ids in enumerate(ids_by_group) for t in results(ctx, queue, ids)]
+    order = [g for _, g in sorted(started)]
+    # Service while every group still has work: the first (smallest size x groups) starts.
+    window = order[: min(sizes) * len(sizes)]
+    served = [window.count(g) for g in range(len(sizes))]
+    jain = sum(served) ** 2 / (len(served) * sum(x * x for x in served))
+    smallest = min(range(len(sizes)), key=lambda g: sizes[g])
+    last_small = max(i for i, g in enumerate(order) if g == smallest) + 1
+    ctx.results["fairness"] = {
+        "jobs": total, "groups": len(sizes), "sizes": [sizes[0], sizes[-1]], "jain": jain,
+        "window": len(window), "last_of_smallest": last_small, "ideal_last_of_smallest": min(sizes) * len(sizes),
+    }
+
+
+def scale(ctx: Ctx) -> None:
+    """8. Drain rate with 1,000 vs 1,000,000 queued, and server bytes per queued job.
+
+    The machine is shared, so the two cases alternate in 10 rounds and each reports the median
+    of its rounds: a round of the small case drains 1,000 freshly queued jobs; a round of the big
+    case lets its worker (paused with SIGSTOP between rounds) run ~1,000 jobs off the backlog.
+    Each round's rate is taken over its middle 900 completions (finish times on the server).
+    """
+    # On someone else's server (--url) the backlog stays at 100,000 jobs (~34 MB, not ~340 MB).
+    big = ctx.n(1_000_000, 100_000) if ctx.private else 100_000
+    small_q, big_q = _queue("scale-small"), _queue("scale-big")
+    used0 = ctx.client.info("memory")["used_memory"]
+    fn = jobs.noop.using(queue=big_q)
+    bar = Progress(f"scale: filling {big:,} jobs", big)
+    for i in range(0, big, 10_000):
+        fn.enqueue_many([((), {})] * 10_000)
+        bar.update(i + 10_000)
+    bar.close()
+    per_job = (ctx.client.info("memory")["used_memory"] - used0) / big
+    c = str(DRAIN_CONCURRENCY)
+    ws, wb = WorkerProc(ctx, small_q, "--concurrency", c), WorkerProc(ctx, big_q, "--concurrency", c)
+    wb.wait_up()
+    ws.wait_up()
+    os.kill(wb.proc.pid, signal.SIGSTOP)
+    cases = {"small": _Case(ctx, small_q, ws), "big": _Case(ctx, big_q, wb)}
+    bar = Progress("scale: 10 rounds each", 10)
+    for r in range(10):
+        cases["small"].round(lambda: jobs.noop.using(queue=small_q).enqueue_many([((), {})] * 1_000))
+        cases["big"].round(lambda: os.kill(wb.proc.pid, signal.SIGCONT), lambda: os.kill(wb.proc.pid, signal.SIGSTOP))
+        bar.update(r + 1)
+    bar.close()
+    os.kill(wb.proc.pid, signal.SIGCONT)
+    ws.stop()
+    wb.stop()
+    out = {"small_queued": 1_000, "big_queued": big, "bytes_per_queued_job": per_job}
+    for name, case in cases.items():
+        out[f"{name}_per_s"] = statistics.median(case.rates)
+        out[f"{name}_per_cpu_s"] = case.jobs / case.cpu
+        out[f"{name}_rounds"] = case.rates
+    out["ratio"] = out["big_per_s"] / out["small_per_s"]
+    out["cpu_ratio"] = out["big_per_cpu_s"] / out["small_per_cpu_s"]
+    out["cpu_counts"] = "the worker process's user+sys time over all its rounds (10 ms ticks)"
+    ctx.results["scale"] = out
+
+
+class _Case:
+    """One side of the scale phase: its rounds' rates, and jobs per worker CPU second over all rounds."""
+
+    def __init__(self, ctx: Ctx, queue: str, worker: WorkerProc) -> None:
+        self.ctx, self.queue, self.worker = ctx, queue, worker
+        self.rates: list[float] = []
+        self.jobs, self.cpu = 0, 0.0
+
+    def _cpu(self) -> float:
+        # The worker's own CPU only: the server's would charge the small case for its enqueues.
+        return _cpu_seconds(self.worker.proc.pid)
+
+    def round(self, go, halt=None) -> None:
+        base, cpu = completed(self.ctx, self.queue), self._cpu()
+        go()
+        self.rates.append(_round(self.ctx, self.queue, base, 1_000))
+        if halt:
+            halt()
+        time.sleep(0.05)  # let the last batch finish before the counters are read
+        self.jobs += completed(self.ctx, self.queue) - base
+        self.cpu += self._cpu() - cpu
+
+
+def _round(ctx: Ctx, queue: str, base: int, n: int) -> float:
+    """Wait for n more completions after base; the rate over the middle 900 (server finish times)."""
+    deadline = time.monotonic() + 60
+    while completed(ctx, queue) < base + n:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"scale: {queue} stalled at {completed(ctx, queue)}")
+        time.sleep(0.005)
+    scores = [s for _, s in ctx.client.zrange(ctx.keys(queue).done, base + 50, base + n - 51, withscores=True)]
+    return _window_rate(scores)
+
+
+def _window_rate(scores: list[float]) -> float:
+    """Completions per second over a window of finish times (ms), first to last."""
+    return (len(scores) - 1) / max((scores[-1] - scores[0]) / 1000, 0.001)
+
+
+def admin(ctx: Ctx) -> None:
+    """9. Render time of each dashboard page with 100,000 jobs queued (once the admin exists)."""
+    try:
+        from bench import admin_pages
+    except ImportError:
+        ctx.results["admin"] = {"skipped": "admin not built yet"}
+        return
+    n = ctx.n(100_000, 10_000)
+    fn = jobs.noop.using(queue=_queue("admin"))
+    bar = Progress(f"admin: filling {n:,} jobs", n)
+    for i in range(0, n, 10_000):
+        fn.enqueue_many([((), {})] * 10_000)
+        bar.update(i + 10_000)
+    bar.close()
+    ctx.results["admin"] = {"queued": n, "pages_ms": admin_pages.measure(ctx.url)}
+
+
+PHASES = [enqueue, drain, cost, idle, latency, delayed, fairness, admin, scale]

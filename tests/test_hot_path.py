@@ -1,0 +1,60 @@
+"""What the speed work changed: bulk mint order, the raw pipeline, the Pump woken by a short lease."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from emq.connection import new_client
+from emq.engine import Queue
+from emq.records import Outcome
+from tests import jobs
+
+
+def test_enqueue_many_keeps_each_lane_in_order_and_the_ring_by_first_appearance(emq_env):
+    """2,500 jobs over three groups (three mint chunks): claims rotate c, a, b and keep each lane FIFO."""
+    groups = ["c", "a", "b"]
+    calls = [((i, 0), {}) for i in range(2_500)]
+    refs = jobs.add.using(group=lambda i, _: groups[i % 3]).enqueue_many(calls)
+    q = Queue("default")
+    claimed = []
+    while batch := q.bclaim(1_000, "w"):
+        claimed.extend(batch)
+    assert [c.args[0] % 3 for c in claimed[:6]] == [0, 1, 2, 0, 1, 2]
+    for g in range(3):
+        assert [c.args[0] for c in claimed if c.args[0] % 3 == g] == list(range(g, 2_500, 3))
+    assert {c.id for c in claimed} == {r.id for r in refs}
+
+
+def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):
+    """The raw pipeline reads every reply after NOSCRIPT and runs the scripts again, loaded."""
+    if server_url != embedded_url:
+        pytest.skip("SCRIPT FLUSH would hit everyone on a shared server")
+    q = Queue("default")
+    jobs.add.enqueue_many([((i, 1), {}) for i in range(4)])
+    (first,) = q.bclaim(1, "w")
+    client.script_flush()
+    statuses, claimed = q.finish_and_claim([Outcome(first.id, first.token, "completed", "2")], 3, "w")
+    assert statuses == ["ok"] and len(claimed) == 3
+    assert q.get_job(first.id).result == 2
+
+
+def test_a_claim_whose_lease_ends_before_the_pumps_next_tick_wakes_it(emq_env, client):
+    """The Pump parks up to EMQ_PUMP_PARK; a lease ending sooner pushes a token on pumpwake."""
+    q = Queue("default")
+    tick = q.tick("pump-1", ttl_ms=60_000, park_ms=20_000)
+    assert tick.leader and tick.park_ms == 20_000
+    jobs.add.enqueue(1, 1)
+    q.bclaim(1, "w")  # the default 30 s lease ends after the tick planned in 20 s: no wake
+    assert client.llen(q.keys.pumpwake) == 0
+    jobs.add.using(lease=2).enqueue(1, 2)
+    q.bclaim(1, "w")
+    assert client.llen(q.keys.pumpwake) == 1
+
+
+def test_blocking_clients_read_longer_than_they_block(emq_env):
+    """redis-py's default 5 s read timeout would cut a longer blocking pop short and reconnect."""
+    client = new_client(block=30)
+    if isinstance(client, redis.RedisCluster):
+        client = client.get_default_node().redis_connection
+    assert client.connection_pool.connection_kwargs["socket_timeout"] == 35
