@@ -13,7 +13,7 @@ env = environ.Env(
     EMQ_PREFIX=(str, "emq"),
     EMQ_IMPORTS=(list, []),
     EMQ_CLUSTER=(bool, False),
-    EMQ_PUMP_PARK=(float, 5.0),
+    EMQ_PUMP_PARK=(float, 15.0),
 )
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
@@ -81,7 +81,7 @@ EMQ_PREFIX = env("EMQ_PREFIX")
 EMQ_IMPORTS = env("EMQ_IMPORTS")
 EMQ_CLUSTER = env("EMQ_CLUSTER")
 EMQ_PARTITIONS = env.json("EMQ_PARTITIONS", default={})  # e.g. {"clicks": 6}
-EMQ_PUMP_PARK = env("EMQ_PUMP_PARK")  # seconds; also bounds how late a dead worker's lease is swept
+EMQ_PUMP_PARK = env("EMQ_PUMP_PARK")  # seconds an idle Pump parks at most (see emq/conf.py)
 EMQ_GROUP_LIMITS = env.json("EMQ_GROUP_LIMITS", default={})  # {"queue": {"group": cap}}, applied at worker start
 EMQ_DATA_DIR = BASE_DIR / ".emq"
 
