@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
 import subprocess
@@ -69,9 +70,12 @@ class Command(BaseCommand):
 
     def _start(self, options) -> dict[str, subprocess.Popen]:
         py = [sys.executable, "manage.py"]
+        # Development shows every outcome: completed jobs log at DEBUG (silent in production).
+        verbose = {**os.environ, "EMQ_LOG_LEVEL": os.environ.get("EMQ_LOG_LEVEL", "DEBUG")}
+        worker = [*py, "emq_worker", "--no-pump", "--concurrency", str(options["concurrency"])]
         return {
             "pump": subprocess.Popen([*py, "emq_pump"]),
-            "worker": subprocess.Popen([*py, "emq_worker", "--no-pump", "--concurrency", str(options["concurrency"])]),
+            "worker": subprocess.Popen(worker, env=verbose),
             "web": subprocess.Popen([*py, "runserver", options["addr"], "--noreload"]),
         }
 
