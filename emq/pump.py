@@ -30,6 +30,11 @@ log = logging.getLogger("emq.pump")
 FOLLOW_MS = 5000  # a Pump that does not lead asks for the lead this often (at most)
 
 
+def lead_ttl_ms() -> int:
+    """How long a Pump's lead lasts without a tick: 2x its park, so a crashed leader is replaced soon."""
+    return int(2 * conf.get("EMQ_PUMP_PARK") * 1000)
+
+
 class Pump:
     """Supervised Pump threads for some queues; an exception in a tick is logged, never fatal."""
 
@@ -116,7 +121,7 @@ class Pump:
 
     def step(self, q: Queue) -> tuple[bool, int]:
         """One tick of one queue: returns (leader, ms to park)."""
-        tick = q.tick(self.id, ttl_ms=2 * self.park_ms, park_ms=self.park_ms)
+        tick = q.tick(self.id, ttl_ms=lead_ttl_ms(), park_ms=self.park_ms)
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
             if self.on_ready:

@@ -329,3 +329,13 @@ def test_an_unreachable_server_is_a_clear_503_not_a_crash(emq_env, users):
     with override_settings(EMQ_URL="redis://127.0.0.1:1/0"):
         r = web_as(users["viewer"]).get(page_url("changelist"))
     assert r.status_code == 503 and b"cannot reach Valkey at redis://127.0.0.1:1/0" in r.content
+
+
+def test_a_partitioned_queue_shows_every_partition_and_finds_its_jobs(emq_env, users, settings):
+    """EMQ_PARTITIONS splits a queue over slots; the overview lists each partition with its own counts."""
+    settings.EMQ_PARTITIONS = {"clicks": 3}
+    refs = jobs.add.using(queue="clicks").enqueue_many([((i, i), {}) for i in range(6)])
+    r = web_as(users["viewer"]).get(page_url("changelist"))
+    rows = {row.name: row.counts.ready for row in r.context["data"].queues}
+    assert set(rows) == {"clicks#0", "clicks#1", "clicks#2"} and sum(rows.values()) == 6
+    assert queries.find(refs[0].id) == [f"clicks#{refs[0].id.rsplit('~', 1)[1]}"]

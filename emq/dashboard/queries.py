@@ -10,9 +10,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import conf, keys
+from .. import conf, keys, partitions
 from ..connection import get_client, guard
 from ..engine import Counts, Queue
+from ..pump import lead_ttl_ms
 from .scan import PAGE, Filters, Slice, page
 
 QUEUE_PAGE = 25  # queues on one overview page
@@ -40,7 +41,7 @@ def known_queues(limit: int = QUEUE_LIST_LIMIT) -> list[str]:
             cursor, batch = client.sscan(keys.registry_queues(prefix()), cursor, count=200)
             names.extend(batch)
             if cursor == 0 or len(names) >= limit:
-                return sorted(names)[:limit]
+                return partitions.expand(sorted(names))[:limit]
 
 
 # -- overview ------------------------------------------------------------------------------
@@ -79,7 +80,8 @@ def overview(queue_cursor: int = 0, worker_cursor: int = 0) -> Overview:
         queue_cursor, names = client.sscan(keys.registry_queues(p), queue_cursor, count=QUEUE_PAGE)
         worker_cursor, wids = client.sscan(keys.registry_workers(p), worker_cursor, count=WORKER_PAGE)
         now = server_now(client)
-        rows = _queue_rows(client, sorted(names), now)
+        names = partitions.expand(sorted(names))  # a partitioned queue shows each of its partitions
+        rows = _queue_rows(client, names, now)
         workers = _worker_rows(client, p, sorted(wids))
         minutes = _minutes(client, [Queue(n, prefix=p) for n in names], now)
     return Overview(now, rows, queue_cursor, workers, worker_cursor, minutes)
@@ -95,7 +97,7 @@ def _queue_rows(client: Any, names: list[str], now: int) -> list[QueueRow]:
         pipe.get(q.keys.leader)
         pipe.pttl(q.keys.leader)
     lead = pipe.execute()
-    ttl_ms = int(3 * conf.get("EMQ_PUMP_PARK") * 1000)
+    ttl_ms = lead_ttl_ms()
     rows = []
     for i, q in enumerate(queues):
         r = [int(x) for x in counts[i]]
