@@ -2,8 +2,12 @@
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import TemplateView
+
+admin.site.site_header = admin.site.site_title = "echd admin"
 
 urlpatterns = [
+    path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path("admin/", admin.site.urls),
     path("demo/", include("demo.urls")),
 ]

@@ -20,3 +20,10 @@ def test_views_enqueue_a_job_and_a_task_then_read_the_result(emq_env):
     assert emq.get_job(job.json()["job"]).result == 9
     assert web.get(status).json() == {"task": task.json()["task"], "status": "SUCCESSFUL", "attempts": 1, "value": 5}
     assert web.get("/demo/words/nope/").status_code == 404
+
+
+def test_the_home_page_points_a_newcomer_to_the_admin():
+    from django.test import Client
+
+    r = Client().get("/")
+    assert r.status_code == 200 and b'href="/admin/"' in r.content
