@@ -61,7 +61,9 @@ class Pump:
     def start(self) -> Pump:
         """Sync the recurrence rows, then run one thread per queue in the background."""
         self.rows.start()
-        sync = threading.Thread(target=self.rows.run, args=(self.stop,), name="emq-pump-rows", daemon=True)
+        sync = threading.Thread(
+            target=self.rows.run, args=(self.stop, self.leads), name="emq-pump-rows", daemon=True
+        )
         sync.start()
         self.threads.append(sync)
         for q in self.queues:
@@ -76,6 +78,10 @@ class Pump:
             t.start()
             self.threads.append(t)
         return self
+
+    def leads(self) -> bool:
+        """Whether this Pump leads at least one of its queues now."""
+        return any(w.leading.is_set() for w in self.wakers)
 
     def close(self) -> None:
         """Stop every thread and give up the lead so another Pump takes over at once."""

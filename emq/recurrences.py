@@ -250,8 +250,10 @@ def _close_thread_connection() -> None:
 class RowSync:
     """A Pump's link to the rows, on its own thread so no database call ever delays a mint.
 
-    At start it upserts the declared recurrences and re-syncs every row; then, once a second,
-    it re-syncs when the marker moved and writes the mints' read-only fields to the rows.
+    At start it upserts the declared recurrences and re-syncs every row; then, once a second
+    while its Pump leads a queue, it re-syncs when the marker moved and writes the mints'
+    read-only fields to the rows. Following Pumps (one in every worker) leave the database
+    alone: the save signals already push each change, the marker only repairs a lost push.
     """
 
     def __init__(self, queues: Iterable[str]) -> None:
@@ -265,11 +267,12 @@ class RowSync:
         self._guarded(upsert_declared)
         self.check()
 
-    def run(self, stop: threading.Event) -> None:
-        """Look at the marker and record mints every CHECK_EVERY seconds until stop is set."""
+    def run(self, stop: threading.Event, leading: Callable[[], bool]) -> None:
+        """While leading, look at the marker and record mints every CHECK_EVERY seconds until stop."""
         while not stop.wait(CHECK_EVERY):
-            self.check()
-            self._guarded(self._write_minted)
+            if leading():
+                self.check()
+            self._guarded(self._write_minted)  # only a leader mints, so only a leader has anything here
         _close_thread_connection()
 
     def check(self) -> None:
