@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import threading
 import uuid
@@ -176,10 +177,15 @@ class Waker:
                 self.stop.wait(1.0)
 
 
-def run_forever(queue_names: Sequence[str]) -> None:
-    """Run a Pump in the foreground until the process is stopped (``manage.py emq_pump``)."""
-    pump = Pump([Queue(n) for n in partitions.expand(queue_names)]).start()
+def run_forever(queue_names: Sequence[str], *, announce: Callable[[str], None] = log.info) -> None:
+    """Run a Pump in the foreground until SIGTERM/SIGINT (``manage.py emq_pump``)."""
+    pump = Pump([Queue(n) for n in partitions.expand(queue_names)])
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: pump.stop.set())
+    pump.start()
+    announce(f"pump {pump.id} running for {', '.join(queue_names)}")
     try:
-        pump.stop.wait()
+        while not pump.stop.wait(3600):
+            pass
     finally:
         pump.close()

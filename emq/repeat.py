@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -132,15 +131,6 @@ def names(q: Queue) -> list[str]:
     """The recurrences defined in a queue."""
     with guard():
         return list(q.client.hkeys(q.keys.repeat))
-
-
-def next_times(q: Queue, names_: Sequence[str]) -> dict[str, int]:
-    """The next occurrence (ms) of each named recurrence that is armed in the queue."""
-    if not names_:
-        return {}
-    with guard():
-        scores = q.client.zmscore(q.keys.repeat_next, list(names_))
-    return {n: int(s) for n, s in zip(names_, scores, strict=True) if s}
 
 
 def due(q: Queue, limit: int = DUE_BATCH) -> tuple[int, list[tuple[str, int, str]]]:

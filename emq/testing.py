@@ -29,7 +29,6 @@ try:
 except ImportError:  # pytest is optional: the mixin and the helpers work without it
     pytest = None
 
-from . import conf
 from .connection import get_client
 
 
@@ -143,7 +142,3 @@ def assert_enqueued(job: Any, args: Sequence[Any] | None = None, kwargs: dict | 
         seen = ", ".join(f"args={j.args} kwargs={j.kwargs}" for j in jobs) or "none"
         raise AssertionError(f"no job {name} enqueued in {queue!r} with args={args} kwargs={kwargs}; seen: {seen}")
     return matching[0]
-
-
-def server_prefix() -> str:
-    return conf.get("EMQ_PREFIX")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-
 from django.core.management.base import BaseCommand, CommandError
 
 from emq import conf
@@ -22,21 +20,12 @@ class Command(BaseCommand):
         parser.add_argument("--queues", default=None, help="comma-separated queues (default: EMQ_DEFAULT_QUEUE)")
 
     def handle(self, *args, **options) -> None:
-        from emq import partitions
-        from emq.engine import Queue
-        from emq.pump import Pump
+        from emq.pump import run_forever
 
         names = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
         try:
             apply_group_limits(names)
             autodiscover()
-            pump = Pump([Queue(n) for n in partitions.expand(names)])
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(sig, lambda *_: pump.stop.set())
-            pump.start()
-            self.stdout.write(f"pump {pump.id} running for {', '.join(names)}")
-            while not pump.stop.wait(3600):
-                pass
-            pump.close()
+            run_forever(names, announce=self.stdout.write)
         except EmqError as exc:
             raise CommandError(str(exc)) from None
