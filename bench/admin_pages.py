@@ -50,12 +50,12 @@ def _tenant(a: int, b: int) -> str:
 
 def fill(total: int = 100_000) -> dict[str, str]:
     """Put total jobs of every state in the bench queue; returns ids worth looking at."""
-    from emq.engine import Queue
+    from emq.core.engine import Queue
 
     add = _bench_job()
     q = Queue(QUEUE)
-    stall = add.using(lease=0.001, group="stall").enqueue_many([((i, i), {}) for i in range(1000)])
-    q.bclaim(1000, "bench-worker-that-died")
+    stall = add.using(group="stall").enqueue_many([((i, i), {}) for i in range(1000)])
+    q.extend_locks([(c.id, c.token) for c in q.bclaim(1000, "bench-worker-that-died")], 1)
     reclaimed, deadline = 0, time.monotonic() + 10
     while reclaimed < 1000 and time.monotonic() < deadline:  # the 1 ms leases lapse on the server clock
         reclaimed += len(q.sweep())
@@ -84,7 +84,7 @@ def _register() -> Any:
 
 def _finish(q: Any) -> None:
     """Claim 3,000: complete 1,000, bury 1,000 with a traceback, keep 1,000 active."""
-    from emq.records import Outcome
+    from emq.core.records import Outcome
 
     trace = "RuntimeError: upstream timed out\nTraceback (most recent call last):\n" + "  File x.py, line 1\n" * 30
     claimed = q.bclaim(1000, "bench-worker") + q.bclaim(1000, "bench-worker") + q.bclaim(1000, "bench-worker")
@@ -120,7 +120,7 @@ def measure(url: str) -> dict[str, float]:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from emq.engine import Queue
+    from emq.core.engine import Queue
     from emq.testing import isolated
 
     user = User.objects.filter(username="bench-admin").first() or User.objects.create_superuser(
@@ -149,7 +149,7 @@ def measure(url: str) -> dict[str, float]:
 
 
 def main() -> None:
-    from emq import embedded
+    from emq.core import embedded
 
     folder = Path(tempfile.mkdtemp(prefix="emq-bench-admin-"))
     url = embedded.start(folder, persist=False)

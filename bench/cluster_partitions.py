@@ -5,7 +5,8 @@
 Enqueues the jobs in groups (job i of a group carries (i, seq)), drains them with real
 ``emq_worker --burst`` processes, then checks every job completed exactly once and each group's
 jobs were claimed in the order enqueued, and prints jobs/s and commands/s per shard (INFO
-commandstats of each node, reset before the drain).
+commandstats of each node, reset before the drain) and how far each node is from their mean
+(partitions get balanced hash tags, ``emq.core.topology.tag``: the goal is within ±20 %).
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ def run(c, a) -> None:
     django.setup()
     from redis.cluster import key_slot
 
-    from emq import partitions
+    import emq
+    from emq.core import topology
     from tests import jobs
     from tests.procs import manage
 
-    queues = partitions.queues("clicks")
+    queues = emq.queue("clicks").partitions
     homes = {q.name: c.owner(key_slot(q.keys.ns.encode())) for q in queues}
     print(f"partitions -> node: {homes}")
     t0 = time.monotonic()
@@ -69,7 +71,7 @@ def run(c, a) -> None:
         group = f"tenant-{g}"
         per_group[group] = jobs.add.using(queue="clicks", group=group).enqueue_many([((g, s), {}) for s in range(n)])
     mint_s = time.monotonic() - t0
-    spread = Counter(partitions.of_key(g, a.partitions) for g in per_group) if a.partitions > 1 else {0: a.groups}
+    spread = Counter(topology.of_key(g, a.partitions) for g in per_group) if a.partitions > 1 else {0: a.groups}
     print(f"groups per partition: {dict(sorted(spread.items()))}")
     print(f"enqueued {a.jobs} jobs in {a.groups} groups: {mint_s:.2f}s ({a.jobs / mint_s:.0f} jobs/s)")
 
@@ -88,12 +90,17 @@ def run(c, a) -> None:
     print(f"drained by {a.workers} workers x {a.concurrency}: {drain_s:.2f}s ({a.jobs / drain_s:.0f} jobs/s)")
     busy_s = check(per_group, queues)
     print(f"first claim to last finish (server clock): {busy_s:.2f}s ({a.jobs / busy_s:.0f} jobs/s)")
+    per_node = []
     for i, s in enumerate(stats):
         calls = sum(v["calls"] for v in s.values())
         evals = s.get("cmdstat_evalsha", {}).get("calls", 0)
         mine = [n for n, h in homes.items() if h == i]
+        per_node.append(calls / drain_s)
         print(f"node {i} ({', '.join(mine) or 'no partition'}): {calls} commands, {calls / drain_s:.0f}/s "
               f"({evals} EVALSHA, {evals / drain_s:.0f}/s)")
+    mean = sum(per_node) / len(per_node)
+    print("commands/s per node against their mean: "
+          + ", ".join(f"{100 * (x / mean - 1):+.1f} %" for x in per_node) + " (goal: within ±20 %)")
 
 
 def check(per_group: dict, queues) -> float:

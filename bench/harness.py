@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import collections
 import os
-import statistics
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +30,7 @@ class Ctx:
 
     @property
     def client(self):
-        from emq.connection import get_client
+        from emq.core.connection import get_client
 
         return get_client()
 
@@ -40,9 +38,9 @@ class Ctx:
         return quick if self.quick else full
 
     def keys(self, queue: str):
-        from emq.keys import QueueKeys
+        from emq.core import topology
 
-        return QueueKeys(self.prefix, queue)
+        return topology.keys_of(self.prefix, queue)
 
 
 class Progress:
@@ -74,9 +72,11 @@ class WorkerProc:
         env = {
             **os.environ, "EMQ_URL": ctx.url, "EMQ_PREFIX": ctx.prefix, "EMQ_IMPORTS": "bench.jobs",
             "PYTHONUNBUFFERED": "1", "EMQ_LOG_LEVEL": os.environ.get("EMQ_LOG_LEVEL", "INFO"),
+            "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-key-not-a-secret"),
         }
         self.spawned = time.time()
         self.up: float | None = None
+        self.cpu_up = 0.0  # CPU seconds of the worker's processes when its "up" line came
         self.lines: collections.deque[str] = collections.deque(maxlen=50)
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "emq_worker", "--queues", queue, *args],
@@ -88,6 +88,7 @@ class WorkerProc:
         for line in self.proc.stderr:
             if self.up is None and " up: " in line and "emq.worker" in line:
                 self.up = time.time()
+                self.cpu_up = tree_cpu(self.proc.pid)
             self.lines.append(line.rstrip())
 
     def wait_up(self, timeout: float = 30.0) -> float:
@@ -162,6 +163,34 @@ def script_usec(ctx: Ctx) -> int:
     return sum(int(stats.get(f"cmdstat_{c}", {}).get("usec", 0)) for c in ("evalsha", "eval"))
 
 
+def server_cpu(ctx: Ctx) -> float:
+    """CPU seconds the server process has used (user + system, every thread), from INFO cpu."""
+    info = ctx.client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def cpu_seconds(pid: int, reaped: bool = False) -> float:
+    """User + system CPU seconds of one process (10 ms ticks); with reaped, its waited-for children's too."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if reaped else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and all its descendants, live or reaped (``--processes N`` workers).
+
+    A child the supervisor reaps between two reads moves from the live list into its parent's
+    reaped total, so the sum holds across it (to a tick).
+    """
+    try:
+        total = cpu_seconds(pid, reaped=True)
+        children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                    for c in (task / "children").read_text().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return total + sum(tree_cpu(c) for c in children)
+
+
 def reset_stats(ctx: Ctx) -> None:
     ctx.client.config_resetstat()
 
@@ -170,12 +199,6 @@ def pct(values: list[float], p: float) -> float:
     """The p-th percentile (0..100), nearest rank."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
-
-
-def best_of(runs: int, measure: Callable[[], float]) -> tuple[float, list[float]]:
-    """Run a throughput measurement a few times on this shared machine; the median and all runs."""
-    values = [measure() for _ in range(runs)]
-    return statistics.median(values), values
 
 
 class RoundTrips:

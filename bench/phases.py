@@ -9,22 +9,25 @@ import statistics
 import time
 from datetime import UTC, datetime
 
-from bench import jobs
+from bench import jobs, wire
 from bench.harness import (
     Ctx,
     Progress,
     RoundTrips,
     WorkerProc,
-    best_of,
     commandstats,
     completed,
+    cpu_seconds,
     done_scores,
     pct,
     reset_stats,
     results,
     script_usec,
+    server_cpu,
+    tree_cpu,
     wait_completed,
 )
+from bench.memory import memory
 
 
 def _queue(name: str) -> str:
@@ -32,59 +35,103 @@ def _queue(name: str) -> str:
 
 
 def enqueue(ctx: Ctx) -> None:
-    """1. 20,000 no-op jobs one by one from one process, and in bulk."""
+    """1. 20,000 no-op jobs one by one from one process, and in bulk, each beside the wire's limit.
+
+    Three rounds, each of: a bare redis-py EVALSHA loop, emq's one-by-one enqueue, a pipelined
+    EVALSHA loop, emq's bulk enqueue (bench/wire.py). Rates are medians over the rounds; each
+    ratio is the median of the rounds' ratios, so both sides of it saw the same load.
+    """
     n = ctx.n(20_000, 2_000)
+    rounds = [_enqueue_round(ctx, n, f"round {i + 1}/3") for i in range(3)]
+    out: dict = {"n": n, "rounds": rounds}
+    for key in ("one_by_one_per_s", "bulk_per_s", "raw_evalsha_per_s", "pipelined_wall_per_s",
+                "pipelined_limit_per_s", "one_by_one_vs_raw", "bulk_vs_pipelined"):
+        out[key] = statistics.median(r[key] for r in rounds)
+    if ctx.private:
+        out["bulk_server_usec_per_job"] = statistics.median(r["bulk_server_usec_per_job"] for r in rounds)
+        out["pipelined_usec_per_call"] = statistics.median(r["pipelined_usec_per_call"] for r in rounds)
+    out["runs_one_by_one"] = [r["one_by_one_per_s"] for r in rounds]
+    out["runs_bulk"] = [r["bulk_per_s"] for r in rounds]
+    ctx.results["enqueue"] = out
 
-    def one_by_one() -> float:
-        fn = jobs.noop.using(queue=_queue("enq1"))
-        bar = Progress("enqueue one by one", n)
-        t = time.perf_counter()
-        for i in range(n):
-            fn.enqueue()
-            if i % 500 == 0:
-                bar.update(i)
-        rate = n / (time.perf_counter() - t)
-        bar.close(f"{rate:,.0f}/s")
-        return rate
 
-    def bulk() -> float:
-        fn = jobs.noop.using(queue=_queue("enqbulk"))
-        t = time.perf_counter()
-        fn.enqueue_many([((), {})] * n)
-        return n / (time.perf_counter() - t)
-
-    single, singles = best_of(3, one_by_one)
-    many, manys = best_of(3, bulk)
-    ctx.results["enqueue"] = {"n": n, "one_by_one_per_s": single, "bulk_per_s": many,
-                              "runs_one_by_one": singles, "runs_bulk": manys}
+def _enqueue_round(ctx: Ctx, n: int, label: str) -> dict:
+    raw = wire.raw_loop(ctx, n)
+    fn = jobs.noop.using(queue=_queue("enq1"))
+    bar = Progress(f"enqueue one by one, {label}", n)
+    t = time.perf_counter()
+    for i in range(n):
+        fn.enqueue()
+        if i % 500 == 0:
+            bar.update(i)
+    single = n / (time.perf_counter() - t)
+    bar.close(f"{single:,.0f}/s (bare EVALSHA loop {raw:,.0f}/s)")
+    pipe = wire.pipelined(ctx, 10 * n)
+    fn = jobs.noop.using(queue=_queue("enqbulk"))
+    if ctx.private:
+        reset_stats(ctx)
+    t = time.perf_counter()
+    fn.enqueue_many([((), {})] * n)
+    many = n / (time.perf_counter() - t)
+    out = {"one_by_one_per_s": single, "bulk_per_s": many, "raw_evalsha_per_s": raw,
+           "pipelined_wall_per_s": pipe["wall_per_s"], "pipelined_limit_per_s": pipe["limit_per_s"],
+           "one_by_one_vs_raw": single / raw, "bulk_vs_pipelined": many / pipe["limit_per_s"]}
+    if ctx.private:
+        out["bulk_server_usec_per_job"] = script_usec(ctx) / n
+        out["pipelined_usec_per_call"] = pipe["usec_per_call"]
+    return out
 
 
 DRAIN_CONCURRENCY = 50  # threads per worker process in drain and scale: BullMQ's setting in the issue
+DRAINS = (("p1", 1, DRAIN_CONCURRENCY), ("p2", 2, DRAIN_CONCURRENCY), ("p3", 3, DRAIN_CONCURRENCY), ("p1c10", 1, 10))
 
 
 def _drain_once(ctx: Ctx, n: int, processes: int, label: str, concurrency: int = DRAIN_CONCURRENCY) -> dict:
+    """One drain by a fresh worker; rates, and CPU per job on each side of the wire.
+
+    ``client_cpu_usec_per_job``: user + system CPU of the worker's processes (the supervisor and
+    every child) from its "up" line to its last completion, per job. Valkey is a process of its
+    own, so none of the server's time is in it; it is the Python side's whole cost per job
+    (claim, run, finish, renewals, its Pump). On a private server, ``server_cpu_usec_per_job`` is
+    Valkey's CPU over the drain (INFO cpu) and ``server_script_usec_per_job`` its time inside
+    scripts (INFO commandstats, EVALSHA usec: claim, finish, the Pump's ticks).
+    """
     queue = _queue("drain")
     jobs.noop.using(queue=queue).enqueue_many([((), {})] * n)
     args = ["--burst", "--concurrency", str(concurrency)]
     if processes > 1:
         args += ["--processes", str(processes)]
+    if ctx.private:
+        reset_stats(ctx)
+        cpu0 = server_cpu(ctx)
     w = WorkerProc(ctx, queue, *args)
     wait_completed(ctx, queue, n, label, w)
+    client_cpu = tree_cpu(w.proc.pid) - w.cpu_up
+    out = {"client_cpu_usec_per_job": client_cpu * 1e6 / n}
+    if ctx.private:
+        out["server_cpu_usec_per_job"] = (server_cpu(ctx) - cpu0) * 1e6 / n
+        out["server_script_usec_per_job"] = script_usec(ctx) / n
     if (code := w.stop(60, burst=True)) != 0:
         raise RuntimeError(f"{label}: worker exited {code}:\n" + "\n".join(w.lines))
     last = max(done_scores(ctx, queue)) / 1000
-    return {"per_s": n / (last - w.up), "per_s_from_spawn": n / (last - w.spawned)}
+    out.update(per_s=n / (last - w.up), per_s_from_spawn=n / (last - w.spawned))
+    out["wall_usec_per_job"] = 1e6 / out["per_s"]
+    return out
 
 
 def drain(ctx: Ctx) -> None:
-    """2. 20,000 queued no-op jobs drained by one emq_worker process, and by two (median of 3)."""
+    """2. 20,000 queued no-op jobs drained by one emq_worker process, two, three (median of 3 each).
+
+    Beside each rate: the worker's CPU per job and the server's (see ``_drain_once``), which
+    say which side a drain waits on once more processes stop helping.
+    """
     n = ctx.n(20_000, 3_000)
     out = {"n": n, "concurrency": DRAIN_CONCURRENCY}
-    for key, processes, concurrency in (("p1", 1, DRAIN_CONCURRENCY), ("p2", 2, DRAIN_CONCURRENCY), ("p1c10", 1, 10)):
+    for key, processes, concurrency in DRAINS:
         label = f"drain, {processes} process(es) x {concurrency}"
         runs = [_drain_once(ctx, n, processes, f"{label}, run {i + 1}/3", concurrency) for i in range(3)]
-        out[f"{key}_per_s"] = statistics.median(r["per_s"] for r in runs)
-        out[f"{key}_per_s_from_spawn"] = statistics.median(r["per_s_from_spawn"] for r in runs)
+        for figure in runs[0]:
+            out[f"{key}_{figure}"] = statistics.median(r[figure] for r in runs)
         out[f"{key}_runs"] = runs
     ctx.results["drain"] = out
 
@@ -94,7 +141,7 @@ def cost(ctx: Ctx) -> None:
     if not ctx.private:
         ctx.results["cost"] = {"skipped": "INFO commandstats needs a private server"}
         return
-    from emq.worker import Worker
+    from emq.runtime.worker import Worker
 
     n = ctx.n(20_000, 2_000)
     queue = _queue("cost")
@@ -142,7 +189,7 @@ def idle(ctx: Ctx) -> None:
     w = WorkerProc(ctx, queue, "--concurrency", "10")
     w.wait_up()
     time.sleep(2.0)  # let it park: startup traffic (connections, first tick) is not idle traffic
-    cpu0 = _cpu_seconds(w.proc.pid)
+    cpu0 = cpu_seconds(w.proc.pid)
     if ctx.private:
         reset_stats(ctx)
     bar = Progress(f"idle worker, {seconds} s", seconds * 10)
@@ -153,18 +200,11 @@ def idle(ctx: Ctx) -> None:
     by_command["info"] = by_command.get("info", 1) - 1  # not the INFO that read them,
     by_command.pop("config|resetstat", None)  # nor the reset that zeroed them
     cmds = sum(by_command.values()) if ctx.private else None
-    cpu = _cpu_seconds(w.proc.pid) - cpu0
+    cpu = cpu_seconds(w.proc.pid) - cpu0
     bar.close()
     w.stop()
     ctx.results["idle"] = {"seconds": seconds, "cmds_per_s": None if cmds is None else cmds / seconds,
                            "cpu_percent": 100 * cpu / seconds, "by_command": by_command}
-
-
-def _cpu_seconds(pid: int) -> float:
-    import os
-
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def latency(ctx: Ctx) -> None:
@@ -325,7 +365,7 @@ class _Case:
 
     def _cpu(self) -> float:
         # The worker's own CPU only: the server's would charge the small case for its enqueues.
-        return _cpu_seconds(self.worker.proc.pid)
+        return cpu_seconds(self.worker.proc.pid)
 
     def round(self, go, halt=None) -> None:
         base, cpu = completed(self.ctx, self.queue), self._cpu()
@@ -371,4 +411,4 @@ def admin(ctx: Ctx) -> None:
     ctx.results["admin"] = {"queued": n, "pages_ms": admin_pages.measure(ctx.url)}
 
 
-PHASES = [enqueue, drain, cost, idle, latency, delayed, fairness, admin, scale]
+PHASES = [enqueue, drain, cost, idle, latency, delayed, fairness, admin, memory, scale]

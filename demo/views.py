@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from emq.djtasks import TaskResultDoesNotExist, TaskResultStatus
+from emq.contrib.tasks.compat import TaskResultDoesNotExist, TaskResultStatus
 
 from . import jobs, tasks
 

@@ -1,21 +1,20 @@
-"""The emq Django app: settings hooks, system checks and job discovery."""
+"""The emq Django app: settings hooks, signals, system checks and the tasks adapter's resolver."""
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 
-from django.apps import AppConfig, apps
+from django.apps import AppConfig
 from django.core.signals import setting_changed
-from django.utils.module_loading import module_has_submodule
 
 
 def _settings_changed(setting: str, **kwargs) -> None:
-    # Clients are cached per server (see connection.get_client), so they need no reset here:
+    # Clients are cached per server (see core.connection.get_client), so they need no reset here:
     # closing one would break code still holding it (a cluster client cannot reconnect).
     if setting in ("EMQ_URL", "EMQ_PREFIX", "EMQ_CLUSTER", "EMQ_DATA_DIR"):
-        from . import jobs
+        from .core import registry
 
-        jobs._known_queues.clear()
+        registry.forget_all()
 
 
 class EmqConfig(AppConfig):
@@ -26,24 +25,14 @@ class EmqConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
-        from . import checks, recurrences  # noqa: F401  (checks registers the system checks)
+        from . import checks  # noqa: F401  (registers the system checks)
+        from .scheduling import rows
 
         setting_changed.connect(_settings_changed, dispatch_uid="emq-settings")
         recurrence = self.get_model("Recurrence")
-        post_save.connect(recurrences.on_save, sender=recurrence, dispatch_uid="emq-recurrence-save")
-        post_delete.connect(recurrences.on_delete, sender=recurrence, dispatch_uid="emq-recurrence-delete")
+        post_save.connect(rows.on_save, sender=recurrence, dispatch_uid="emq-recurrence-save")
+        post_delete.connect(rows.on_delete, sender=recurrence, dispatch_uid="emq-recurrence-delete")
+        with contextlib.suppress(ImportError):  # no Django Tasks framework: nothing to adapt
+            from .contrib.tasks import install
 
-
-def autodiscover() -> list[str]:
-    """Import every installed app's ``jobs`` module and each of EMQ_IMPORTS; returns what was imported."""
-    from . import conf
-
-    imported = []
-    for app in apps.get_app_configs():
-        if module_has_submodule(app.module, "jobs"):
-            importlib.import_module(f"{app.name}.jobs")
-            imported.append(f"{app.name}.jobs")
-    for module in conf.get("EMQ_IMPORTS"):
-        importlib.import_module(module)
-        imported.append(module)
-    return imported
+            install()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core import checks
 
-from . import conf
+from .core import config as conf
+from .core import embedded
 
 
 @checks.register()
@@ -17,4 +18,8 @@ def check_settings(app_configs, **kwargs):
         errors.append(checks.Error("EMQ_CLUSTER needs EMQ_URL naming a node of the cluster", id="emq.E002"))
     if "{" in conf.get("EMQ_PREFIX") or "}" in conf.get("EMQ_PREFIX"):
         errors.append(checks.Error("EMQ_PREFIX must not contain braces (they are the hash tag)", id="emq.E003"))
+    if not url and not conf.get("EMQ_EAGER") and not embedded.available():
+        errors.append(checks.Warning(embedded.MISSING, id="emq.W001"))
+    if conf.get("EMQ_LOG_FORMAT") not in ("text", "json"):
+        errors.append(checks.Error("EMQ_LOG_FORMAT must be 'text' or 'json'", id="emq.E004"))
     return errors

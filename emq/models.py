@@ -5,6 +5,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from .scheduling import rows
+from .scheduling.definitions import validate
+
 
 def default_timezone() -> str:
     return settings.TIME_ZONE or "UTC"
@@ -17,15 +20,11 @@ class RecurrenceQuerySet(models.QuerySet):
     """
 
     def update(self, **kwargs):
-        from . import recurrences
-
-        return recurrences.bulk_write(self, lambda: super(RecurrenceQuerySet, self).update(**kwargs))
+        return rows.bulk_write(self, lambda: super(RecurrenceQuerySet, self).update(**kwargs))
 
     def bulk_create(self, objs, *args, **kwargs):
-        from . import recurrences
-
         made = super().bulk_create(objs, *args, **kwargs)
-        recurrences.changed([], self.filter(name__in=[o.name for o in made]))
+        rows.changed([], self.filter(name__in=[o.name for o in made]))
         return made
 
     def record_minted(self, name: str, last, next_at) -> int:
@@ -73,13 +72,11 @@ class Recurrence(models.Model):
     def from_db(cls, db, field_names, values, **kwargs):
         """Remember where the row was loaded from, so a save can drop its old name or queue."""
         row = super().from_db(db, field_names, values, **kwargs)
-        row._loaded = (row.name, row.queue) if {"name", "queue"} <= set(field_names) else None
+        row._loaded = rows.place_of(row) if {"name", "queue", "group"} <= set(field_names) else None
         return row
 
     def clean(self) -> None:
         """Refuse what the Pump could not schedule: bad cron, time zone, job or interval."""
-        from .recurrences import validate
-
         validate(self)
 
 

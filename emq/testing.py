@@ -29,7 +29,8 @@ try:
 except ImportError:  # pytest is optional: the mixin and the helpers work without it
     pytest = None
 
-from .connection import get_client
+from .core.connection import get_client
+from .core.logical import LogicalQueue
 
 
 def delete_prefix(client: Any, prefix: str) -> int:
@@ -103,7 +104,7 @@ if pytest is not None:
 
 def run_until_empty(queues: Sequence[str] | None = None, *, concurrency: int = 4) -> None:
     """Run jobs in-process like a burst worker until nothing is ready, active or due within 5 s."""
-    from .worker import Worker
+    from .runtime.worker import Worker
 
     Worker(queues, concurrency=concurrency, burst=True, park_timeout=0.5).run()
 
@@ -117,12 +118,10 @@ def _identity(job: Any, queue: str | None) -> tuple[str, str]:
 
 def enqueued(job: Any, queue: str | None = None) -> list:
     """The jobs of one job function (``@emq.job`` or Django ``@task``) now scheduled or ready in its queue."""
-    from . import partitions
-
     name, queue = _identity(job, queue)
     found = []
     client = get_client()
-    for q in partitions.queues(queue):
+    for q in LogicalQueue(queue).partitions:
         ids = client.zrange(q.keys.scheduled, 0, -1)
         for group in client.smembers(q.keys.lanes):
             ids += client.lrange(q.keys.lane(group), 0, -1)

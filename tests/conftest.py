@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from emq import embedded
+from emq.core import embedded
 
 pytest_plugins = ["emq.testing"]  # emq_isolated, emq_server_url: the helpers users get too
 
@@ -80,6 +80,6 @@ def emq_env(request, emq_server_url, emq_isolated):
 
 @pytest.fixture
 def client(emq_env):
-    from emq.connection import get_client
+    from emq.core.connection import get_client
 
     return get_client()

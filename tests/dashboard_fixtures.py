@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Permission, User
 
-from emq.engine import Queue
-from emq.records import Outcome
+from emq.core.engine import Queue
+from emq.core.records import Outcome
 from tests import jobs
 
 PASSWORD = "pw-for-tests-only"

@@ -8,8 +8,8 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from emq.connection import get_client
-from emq.keys import registry_workers
+from emq.core.connection import get_client
+from emq.core.keys import registry_workers
 from tests.procs import manage, wait_for
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import sys
 import time
 
 import emq
@@ -102,7 +104,7 @@ def nap(seconds):
 @emq.job
 def count_active(key, seconds):
     """Count jobs of this kind running at once in a server counter; keep every value it reached."""
-    from emq.connection import get_client
+    from emq.core.connection import get_client
 
     client = get_client()
     client.rpush(f"{key}:seen", client.incr(key))
@@ -120,3 +122,221 @@ def slow_pid(seconds):
     """Its worker's pid, after a pause, so several jobs spread over several processes."""
     time.sleep(seconds)
     return os.getpid()
+
+
+@emq.job
+def login(user, password, api_token=None):
+    """A job whose arguments hold secrets (the dashboard must mask them)."""
+    return {"user": user}
+
+
+# -- operations (tests/test_observe.py) -------------------------------------------------------
+
+
+@emq.job(max_attempts=1)
+def logs_x(fail=False):
+    """Log "x" through the job's own logger; fail after it when asked."""
+    import logging
+
+    logging.getLogger("tests.jobs").info("x")
+    if fail:
+        raise ValueError("failed on purpose")
+    return "logged"
+# -- every job ends (tests/test_limits.py, test_policy.py, test_cancel.py) --------------------
+
+
+@emq.job(timeout=1, max_attempts=2, backoff=(0, 0))
+def sleep_forever():
+    """Blocked in C for an hour: only the time limit ends it."""
+    time.sleep(3600)
+
+
+@emq.job(timeout=1, max_attempts=2, backoff=(0, 0))
+async def await_forever():
+    await asyncio.sleep(3600)
+
+
+@emq.job(timeout=1, max_attempts=1)
+def spin_forever(path):
+    """Busy in Python: the JobTimeout raised inside it ends it; it notes that it saw it."""
+    try:
+        while True:
+            pass
+    except emq.JobTimeout as exc:
+        _note(path, f"saw {type(exc).__name__}")
+        raise
+
+
+@emq.job(timeout=5, soft_timeout=0.3, max_attempts=1)
+def cleans_up(path):
+    """Works in short steps, catches the soft limit, cleans up and returns in time."""
+    try:
+        for _ in range(300):
+            time.sleep(0.01)  # a call blocked in C sees the exception only when it returns
+    except emq.SoftTimeLimit:
+        _note(path, "soft limit")
+        return "cleaned up"
+    return "slept"
+
+
+@emq.job(timeout=5, soft_timeout=0.3, max_attempts=1)
+async def cleans_up_async(path):
+    try:
+        await asyncio.sleep(3)
+    except emq.SoftTimeLimit:
+        _note(path, "soft limit")
+        return "cleaned up"
+    return "slept"
+
+
+@emq.job(max_attempts=3, backoff=(0, 0))
+def exits(code):
+    sys.exit(code)
+
+
+@emq.job(max_attempts=3, backoff=(0, 0))
+async def exits_async(code):
+    sys.exit(code)
+
+
+@emq.job(retry_on=(OSError,), max_attempts=4, backoff=(0, 0))
+def raises(kind, message="x"):
+    raise {"value": ValueError, "os": OSError, "timeout": emq.JobTimeout}[kind](message)
+
+
+@emq.job(max_attempts=5)
+def discards(reason):
+    raise emq.Discard(reason)
+
+
+@emq.job(max_attempts=2)
+def retries_in(delay):
+    raise emq.Retry(delay=delay)
+
+
+def _until_third(attempt, exc):
+    """Seconds before the next try: 0.01 x attempt for the first two, then no more retries."""
+    return None if attempt >= 3 else 0.01 * attempt
+
+
+@emq.job(max_attempts=10, backoff=_until_third)
+def backs_off(path):
+    _note(path, "attempt")
+    raise RuntimeError("again")
+
+
+@emq.job(takes_context=True, lease=1)
+def until_cancelled(ctx, path):
+    """Note the start, then wait until cancelled; note what the code saw."""
+    _note(path, f"started {ctx.attempt}")
+    try:
+        while True:
+            time.sleep(0.02)
+    except emq.Cancelled:
+        _note(path, f"Cancelled cancelled={ctx.cancelled}")
+        raise
+
+
+@emq.job(takes_context=True, lease=1)
+async def until_cancelled_async(ctx, path):
+    _note(path, f"started {ctx.attempt}")
+    try:
+        await asyncio.sleep(3600)
+    except emq.Cancelled:
+        _note(path, f"Cancelled cancelled={ctx.cancelled}")
+        raise
+
+
+@emq.job(max_attempts=1)
+def busy(seconds):
+    """Busy in Python code for seconds (a time limit reaches it at once)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return seconds
+
+
+# -- workflows and live state (tests/test_flows.py, tests/test_live.py) -----------------------
+
+
+def _server():
+    from emq.core.connection import get_client
+
+    return get_client()
+
+
+@emq.job
+def plus_one(n):
+    return n + 1
+
+
+@emq.job
+def double(n):
+    return n * 2
+
+
+@emq.job(max_attempts=1)
+def explode(*args):
+    raise ValueError(f"boom {args}")
+
+
+@emq.job
+def noop(*args, **kwargs):
+    return None
+
+
+@emq.job
+def counted(key, seconds=0.0):
+    """Sleep, then count this run in a server counter (a test sees every run, in any process)."""
+    time.sleep(seconds)
+    return _server().incr(key)
+
+
+@emq.job
+def keep_summary(summary, key):
+    """A batch callback: count the call and keep the summary it got."""
+    import json
+
+    client = _server()
+    client.rpush(key, json.dumps(summary))
+    return summary
+
+
+def _rounds(ctx, start, count, n, report):
+    total = 0
+    for i in range(start, start + count):
+        for j in range(300):
+            total += j * i
+        if report:
+            ctx.progress(i / n, "working")
+    return total
+
+
+@emq.job(takes_context=True)
+def crunch(ctx, n, blocks=20):
+    """n rounds of a little arithmetic without progress and n rounds reporting it each round,
+    interleaved in blocks so that both see the same machine; returns (plain s, reporting s)."""
+    plain = reporting = 0.0
+    size = n // blocks
+    for b in range(blocks):
+        for report in (False, True):
+            started = time.perf_counter()
+            _rounds(ctx, b * size, size, n, report)
+            spent = time.perf_counter() - started
+            if report:
+                reporting += spent
+            else:
+                plain += spent
+    return plain, reporting
+
+
+@emq.job
+def reports_via_current(path_key, seconds):
+    """Report progress through emq.current_job(), then hold on so a test can read it."""
+    emq.current_job().progress(0.5, "half")
+    _server().set(path_key, "reported")
+    time.sleep(seconds)
+    emq.current_job().progress(0.75, "three quarters")
+    _server().set(path_key, "reported again")
+    time.sleep(seconds)
+    return "done"

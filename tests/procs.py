@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TEST_SECRET_KEY = "test-only-key-for-the-suites-worker-processes-not-a-secret"
 
 
 def manage(env: dict, *args: str, **popen) -> subprocess.Popen:
@@ -18,8 +19,9 @@ def manage(env: dict, *args: str, **popen) -> subprocess.Popen:
     The process gets an empty database unless env names one: its Pump must not sync the
     developer's recurrence rows into the test's prefix.
     """
-    full = {**os.environ, "DATABASE_URL": "sqlite://:memory:", **env}
-    full.update({"EMQ_IMPORTS": "tests.jobs", "PYTHONUNBUFFERED": "1"})
+    full = {**os.environ, "DATABASE_URL": "sqlite://:memory:", "EMQ_IMPORTS": "tests.jobs", **env}
+    full.setdefault("SECRET_KEY", TEST_SECRET_KEY)  # DEBUG is off: the settings refuse the development key
+    full["PYTHONUNBUFFERED"] = "1"
     return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=full, **popen)
 
 
@@ -33,6 +35,11 @@ def wait_for(condition: Callable[[], object], timeout: float = 10.0, every: floa
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}")
         time.sleep(every)
+
+
+def expire(q, claimed, ms: int = 1) -> None:
+    """Make the leases of claimed jobs run out ms from now (leases shorter than 1 s are refused at enqueue)."""
+    q.extend_locks([(c.id, c.token) for c in claimed], ms)
 
 
 def server_ms(client) -> int:

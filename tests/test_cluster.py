@@ -18,7 +18,8 @@ from collections import Counter
 import pytest
 from redis.cluster import key_slot
 
-from emq.engine import Queue
+import emq
+from emq.core.engine import Queue
 from tests import cluster, jobs
 from tests.procs import manage, wait_for
 
@@ -109,7 +110,6 @@ def test_a_script_on_a_migrating_slot_is_refused_then_runs_once_on_the_new_owner
 
 def test_a_k6_partitioned_queue_spreads_over_the_shards_with_fifo_per_group(cluster_env, valkey_cluster, settings):
     """3,000 jobs in 60 groups over 6 partitions: each completes once, each group claimed in order."""
-    from emq import partitions
 
     settings.EMQ_PARTITIONS = {"clicks": 6}
     env = {**cluster_env, "EMQ_PARTITIONS": '{"clicks": 6}', "EMQ_LOG_LEVEL": "WARNING"}
@@ -117,7 +117,7 @@ def test_a_k6_partitioned_queue_spreads_over_the_shards_with_fifo_per_group(clus
         g: jobs.add.using(queue="clicks", group=f"t{g}").enqueue_many([((g, s), {}) for s in range(50)])
         for g in range(60)
     }
-    homes = {valkey_cluster.owner(key_slot(q.keys.ns.encode())) for q in partitions.queues("clicks")}
+    homes = {valkey_cluster.owner(key_slot(q.keys.ns.encode())) for q in emq.queue("clicks").partitions}
     assert len(homes) >= 2, "six partitions should not all hash to one node"
     workers = [manage(env, "emq_worker", "--burst", "--queues", "clicks", "--concurrency", "8") for _ in range(2)]
     assert [w.wait(timeout=90) for w in workers] == [0, 0]
@@ -130,4 +130,4 @@ def test_a_k6_partitioned_queue_spreads_over_the_shards_with_fifo_per_group(clus
         assert {(s, a) for s, a, _ in rows} == {("completed", "1")}
         claimed = [int(c) for *_, c in rows]
         assert claimed == sorted(claimed), "a group's jobs were claimed out of order"
-    assert partitions.counts("clicks").completed == 3000
+    assert emq.queue("clicks").counts().completed == 3000

@@ -8,14 +8,15 @@ The run on the local cluster (EMQ_TEST_CLUSTER=1) catches at run time what slips
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import pytest
 
-from emq import keys, scripts
+from emq.core import keys, scripts
 
-EMQ = Path(scripts.__file__).parent
+EMQ = Path(scripts.__file__).parent.parent  # emq/
 KEYLESS = {"TIME", "PING", "ECHO"}
 ALL_KEYS = {"DEL", "UNLINK", "EXISTS", "MGET", "TOUCH"}  # every argument is a key
 TWO_KEYS = {"LMOVE", "RPOPLPUSH", "BLMOVE", "SMOVE", "RENAME", "RENAMENX", "COPY"}
@@ -114,7 +115,7 @@ def test_every_key_a_script_touches_is_built_from_its_namespace(name):
 @pytest.mark.parametrize("name", scripts.names())
 def test_every_suffix_a_script_uses_is_named_in_keys_py(name):
     """Only keys.py spells key names: each ns .. '<suffix>' in Lua is one of its fixed keys or prefixes."""
-    prefixes = (keys.JOB, keys.LANE, keys.MINUTE)
+    prefixes = keys.PREFIXES
     for suffix in re.findall(r"ns \.\. '([^']*)'", lua(name)):
         assert suffix in keys.FIXED or suffix in prefixes, f"{name}.lua uses key suffix {suffix!r} unknown to keys.py"
 
@@ -127,29 +128,40 @@ def test_every_header_declares_only_the_namespace(name):
     assert re.findall(r"KEYS\[(\d+)\]", header) == ["1"], f"{name}.lua: a script declares only KEYS[1]"
 
 
-def wrapper_calls() -> list[tuple[str, str, str]]:
-    """(file, script, keys argument) for each scripts.run(...) and ("name", keys, argv) call in emq/."""
+def script_calls() -> list[tuple[Path, ast.Call]]:
+    """Every call of scripts.run / run_many / run_fenced in emq/, with the file it is in."""
     found = []
-    names = set(scripts.names())
     for path in EMQ.rglob("*.py"):
-        if path.name == "scripts.py":
-            continue
-        src = path.read_text()
-        for args in calls_of(src, "scripts.run"):
-            found.append((path.name, args[1].strip("\"'"), args[2]))
-        for m in re.finditer(r"(?<!\w)\(\s*\"(\w+)\"\s*,\s*(\[[^\]]*\])", src):
-            if m.group(1) in names:
-                found.append((path.name, m.group(1), m.group(2)))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("run", "run_many", "run_fenced") and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "scripts"):
+                found.append((path, node))
     return found
+
+
+def test_only_the_engine_calls_scripts():
+    """emq.core.engine is the one caller of scripts.run: it alone knows each script's ARGV order."""
+    engine = EMQ / "core" / "engine"
+    calls = script_calls()
+    assert calls, "found no script call in emq/"
+    outside = sorted({str(path.relative_to(EMQ)) for path, _ in calls if engine not in path.parents})
+    assert not outside, f"scripts.run called outside emq/core/engine/: {outside}; add an engine method instead"
 
 
 def test_every_wrapper_passes_exactly_the_queue_namespace():
     """Python passes [<queue>.keys.ns] as a script's keys: one slot, and scripts.run adds its guard."""
-    calls = wrapper_calls()
-    assert calls, "found no script call sites in emq/"
-    for file, script, keys_arg in calls:
+    keys_args = []
+    for path, call in script_calls():
+        if call.func.attr == "run":
+            keys_args.append((path.name, ast.unparse(call.args[2])))
+        else:  # run_many(client, [(name, keys, argv), ...]): the middle of each 3-tuple
+            keys_args += [(path.name, ast.unparse(t.elts[1])) for t in ast.walk(call.args[1])
+                          if isinstance(t, ast.Tuple) and len(t.elts) == 3]
+    assert keys_args, "found no script call sites in emq/"
+    for file, keys_arg in keys_args:
         assert re.fullmatch(r"\[\s*(self\.)?(\w+\.)?keys\.ns\s*\]", keys_arg) or keys_arg == "keys", (
-            f"{file}: script {script} is called with keys {keys_arg}; pass [queue.keys.ns] only"
+            f"{file}: a script is called with keys {keys_arg}; pass [queue.keys.ns] only"
         )
 
 

@@ -8,13 +8,13 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from emq.dashboard import ops, queries
+from emq.core.engine import Queue
+from emq.core.records import Outcome
+from emq.dashboard import lists, queries
 from emq.dashboard.views import recurrence_jobs_url
-from emq.engine import Queue
-from emq.records import Outcome
 from tests import jobs
 from tests.dashboard_fixtures import fill, make_users
-from tests.procs import wait_for
+from tests.procs import expire, wait_for
 
 PAGES = ["changelist", "lanes", "leases", "stalled", "scheduled", "completed", "dead", "find", "job"]
 ACTIONS = ["release", "sweep", "run_now", "delete", "retry", "retry_all", "delete_all"]
@@ -103,11 +103,15 @@ def test_the_dashboard_has_an_admin_entry(emq_env, users):
 
 
 def test_overview_shows_counts_chart_workers_and_pump(emq_env, users, filled, client):
-    from emq import keys
+    from emq.core import keys
+    from emq.runtime.heartbeat import TTL
 
     prefix = emq_env["EMQ_PREFIX"]
-    client.sadd(keys.registry_workers(prefix), "w-1", "w-gone")
-    client.set(keys.worker(prefix, "w-1"), json.dumps({"queues": ["default"], "running": 2, "concurrency": 8}), ex=25)
+    client.sadd(keys.registry_workers(prefix), "w-1", "w-gone")  # w-gone: killed, its entry expired
+    info = json.dumps({"queues": ["default"], "running": 5, "concurrency": 8})  # "running" as its last beat said
+    client.set(keys.worker(prefix, "w-1"), info, ex=TTL - 5)
+    # `filled` leaves 2 active jobs leased by "worker-test"; one of them is w-1's.
+    client.hset(Queue("default").keys.job(client.zrange(Queue("default").keys.leases, 0, 0)[0]), "worker", "w-1")
     client.set(Queue("default").keys.leader, "pump:test", px=10_000)
     r = web_as(users["viewer"]).get(page_url("changelist"))
     assert r.status_code == 200
@@ -117,10 +121,35 @@ def test_overview_shows_counts_chart_workers_and_pump(emq_env, users, filled, cl
     )
     assert row.leader == "pump:test" and row.last_tick_ms is not None
     workers = {w.id: w for w in r.context["data"].workers}
-    assert workers["w-1"].age_s == 5 and workers["w-1"].info["running"] == 2 and workers["w-gone"].age_s is None
+    # The dead worker is gone from the page and from the registry; in flight is the server's count.
+    assert list(workers) == ["w-1"] and client.smembers(keys.registry_workers(prefix)) == {"w-1"}
+    assert workers["w-1"].age_s == 5 and workers["w-1"].in_flight == 1
     assert r.context["totals"] == (1, 1)  # one completed, one failed (dead) this minute
     html = r.content.decode()
-    assert "2 / 8" in html and "5 s ago" in html and "gone" in html and 'class="num' in html
+    assert "1 / 8" in html and "5 s ago" in html and "gone" not in html and 'class="num' in html
+
+
+def test_in_flight_of_running_workers_adds_up_to_the_active_count(emq_env):
+    """Two real workers mid-job: each one's in flight is read from the leases, so they sum to active."""
+    import threading
+
+    from emq.runtime.worker import Worker
+
+    refs = jobs.sleep_for.enqueue_many([((1.5,), {})] * 5)
+    workers = [Worker(["default"], concurrency=c, pump=False, burst=True, park_timeout=0.5) for c in (2, 3)]
+    threads = [threading.Thread(target=w.run) for w in workers]
+    for t in threads:
+        t.start()
+    try:
+        wait_for(lambda: Queue("default").counts().active == 5, timeout=10, what="5 jobs running")
+        data = queries.overview()
+        in_flight = {w.id: w.in_flight for w in data.workers}
+        assert in_flight == {workers[0].id: 2, workers[1].id: 3}
+        assert sum(in_flight.values()) == data.queues[0].counts.active == 5
+    finally:
+        for t in threads:
+            t.join(20)
+    assert all(queries.Queue("default").get_job(r.id).state == "completed" for r in refs)
 
 
 def test_lanes_show_the_ring_in_serving_order_with_depth_active_and_cap(emq_env, users, client):
@@ -139,10 +168,11 @@ def test_lanes_show_the_ring_in_serving_order_with_depth_active_and_cap(emq_env,
 
 
 def test_leases_show_worker_token_and_flag_expired_ones_as_stalled_candidates(emq_env, users, client):
-    jobs.add.using(lease=0.05).enqueue(1, 1)
+    jobs.add.enqueue(1, 1)
     jobs.add.enqueue(2, 2)
     q = Queue("default")
     short, long = q.bclaim(2, "worker-x")
+    expire(q, [short])
     wait_for(lambda: client.zrangebyscore(q.keys.leases, "-inf", queries.server_now(client)), what="a lease to expire")
     r = web_as(users["viewer"]).get(page_url("leases", queue="default"))
     rows = {row.id: row for row in r.context["rows"]}
@@ -165,9 +195,10 @@ def test_release_asks_for_confirmation_then_gives_the_job_back(emq_env, users, f
 
 
 def test_stalled_lists_reclaims_and_sweep_now_reclaims_expired_leases(emq_env, users, client):
-    jobs.add.using(lease=0.05, max_stalled=0).enqueue(1, 1)
+    jobs.add.using(max_stalled=0).enqueue(1, 1)
     q = Queue("default")
     (claimed,) = q.bclaim(1, "worker-gone")
+    expire(q, [claimed])
     wait_for(lambda: client.zrangebyscore(q.keys.leases, "-inf", queries.server_now(client)), what="lease expiry")
     web = web_as(users["operator"])
     r = web.post(action_url("sweep"), {"queue": "default", "next": page_url("stalled", queue="default")}, follow=True)
@@ -289,15 +320,15 @@ def test_pages_never_load_a_whole_set(emq_env, users, monkeypatch):
 
 def test_delete_refuses_ready_and_active_jobs(emq_env, filled):
     q = Queue("default")
-    assert ops.delete(q, [filled["ready"][-1], filled["active"][0], "nope"]) == ["ready", "active", "missing"]
-    assert ops.delete(q, filled["completed"]) == ["ok"] and q.counts().completed == 0
+    assert q.admin.delete([filled["ready"][-1], filled["active"][0], "nope"]) == ["ready", "active", "missing"]
+    assert q.admin.delete(filled["completed"]) == ["ok"] and q.counts().completed == 0
 
 
 def test_run_now_and_retry_leave_jobs_of_other_states_alone(emq_env, filled):
     q = Queue("default")
-    assert ops.run_now(q, filled["dead"]) == ["dead"]
-    assert ops.retry(q, filled["scheduled"]) == ["scheduled"]
-    assert ops.retry(q, filled["dead"]) == ["ok"] and ops.retry(q, filled["dead"]) == ["ready"]
+    assert q.admin.run_now(filled["dead"]) == ["dead"]
+    assert q.admin.retry(filled["scheduled"]) == ["scheduled"]
+    assert q.admin.retry(filled["dead"]) == ["ok"] and q.admin.retry(filled["dead"]) == ["ready"]
 
 
 def test_an_unknown_action_is_not_found(emq_env, users):
@@ -316,11 +347,13 @@ def test_relative_times_and_secret_masking():
         "in 4 s", "now", "3 min ago", "2 h ago",
     ]
     assert present.duration(850) == "850 ms" and present.duration(61_000) == "1 min"
+    from emq.dashboard.masking import MASK, Masked
+
     value = {"Password": "x", "db": {"secret_key": "y", "host": "h"}, "tokens": ["t"], "n": [{"auth": 1}]}
-    masked = present.mask(value)
-    assert masked == {"Password": present.MASK, "db": {"secret_key": present.MASK, "host": "h"}, "tokens": present.MASK,
-                      "n": [{"auth": present.MASK}]}
+    assert Masked().value(value) == {"Password": MASK, "db": {"secret_key": MASK, "host": "h"}, "tokens": MASK,
+                                     "n": [{"auth": MASK}]}
     assert present.pretty("not json") == "not json"
+    assert present.exact(10**15).endswith("(beyond year 9999)") and present.as_ms("abc") is None
 
 
 def test_an_unreachable_server_is_a_clear_503_not_a_crash(emq_env, users):
@@ -332,10 +365,49 @@ def test_an_unreachable_server_is_a_clear_503_not_a_crash(emq_env, users):
 
 
 def test_a_partitioned_queue_shows_every_partition_and_finds_its_jobs(emq_env, users, settings):
-    """EMQ_PARTITIONS splits a queue over slots; the overview lists each partition with its own counts."""
+    """EMQ_PARTITIONS splits a queue over slots; the overview lists it once, its partitions beneath."""
     settings.EMQ_PARTITIONS = {"clicks": 3}
     refs = jobs.add.using(queue="clicks").enqueue_many([((i, i), {}) for i in range(6)])
     r = web_as(users["viewer"]).get(page_url("changelist"))
-    rows = {row.name: row.counts.ready for row in r.context["data"].queues}
-    assert set(rows) == {"clicks#0", "clicks#1", "clicks#2"} and sum(rows.values()) == 6
-    assert queries.find(refs[0].id) == [f"clicks#{refs[0].id.rsplit('~', 1)[1]}"]
+    (row,) = r.context["data"].queues
+    assert row.name == "clicks" and row.counts.ready == 6
+    parts = {p.name: p.counts.ready for p in row.partitions}
+    assert set(parts) == {"clicks#0", "clicks#1", "clicks#2"} and sum(parts.values()) == 6
+    html = r.content.decode()
+    assert html.count(">clicks <") == 1 and all(f">clicks#{i}</a>" in html for i in range(3))
+    assert lists.find(refs[0].id) == [f"clicks#{refs[0].id.rsplit('~', 1)[1]}"]
+
+
+def test_secrets_are_masked_by_name_position_result_and_error(emq_env, users, client):
+    """A secret passed by position or keyword never shows, nor when a result or an error repeats it."""
+    ref = jobs.login.enqueue("ada", "hunter2", api_token="tok-123456")
+    q = Queue("default")
+    (c,) = q.bclaim(1, "w")
+    q.finish([Outcome(c.id, c.token, "dead", "PermissionError: bad password hunter2 for ada\nTraceback …")])
+    done = jobs.login.enqueue("bob", "s3cr3t!", api_token="tok-999999")
+    (c,) = q.bclaim(1, "w")
+    q.finish([Outcome(c.id, c.token, "completed", '{"session": "sess-42", "echo": "s3cr3t!"}')])
+    web = web_as(users["viewer"])
+    pages = [page_url("job", queue="default", id=ref.id), page_url("job", queue="default", id=done.id),
+             page_url("dead", queue="default"), page_url("completed", queue="default")]
+    for url in pages:
+        html = web.get(url).content.decode()
+        for leaked in ("hunter2", "tok-123456", "s3cr3t!", "tok-999999", "sess-42"):
+            assert leaked not in html, f"{leaked} shown on {url}"
+    assert "ada" in web.get(pages[0]).content.decode()
+
+
+def test_far_future_corrupt_times_and_wild_paging_never_break_a_page(emq_env, users, client):
+    """A job due in year 9999, a corrupt stored time and ?pos=99999999999999999999 answer 200."""
+    from datetime import UTC, datetime
+
+    far = jobs.add.enqueue_at(datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC), 1, 1)
+    odd = jobs.add.enqueue_in(60, 2, 2)
+    client.hset(Queue("default").keys.job(odd.id), mapping={"due": "soon", "created": "-"})
+    web, huge = web_as(users["viewer"]), "99999999999999999999"
+    urls = [page_url("changelist"), page_url("scheduled", queue="default"), page_url("lanes", queue="default"),
+            page_url("job", queue="default", id=far.id), page_url("job", queue="default", id=odd.id),
+            page_url("scheduled", queue="default", pos=huge), page_url("lanes", queue="default", pos=huge, lc=huge),
+            page_url("dead", queue="default", pos="-5"), page_url("changelist", qc=huge, wc="x")]
+    for url in urls:
+        assert web.get(url).status_code == 200, url

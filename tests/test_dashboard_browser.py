@@ -16,9 +16,9 @@ import pytest
 from django.db import connections
 from django.db.backends.sqlite3.base import DatabaseWrapper
 
+from emq.core.engine import Queue
 from emq.dashboard import queries
-from emq.engine import Queue
-from emq.worker import Worker
+from emq.runtime.worker import Worker
 from tests import dashboard_jobs, jobs
 from tests.dashboard_fixtures import PASSWORD, make_users
 from tests.procs import wait_for
@@ -140,10 +140,10 @@ def test_every_page_shows_live_data_from_a_running_worker(browser, page, worker,
     jobs.add.enqueue_in(3600, 1, 1)
     wait_for(lambda: counts().completed >= 20 and counts().dead >= 1 and counts().active >= 1, 20, what="the worker")
     # A queue no worker serves, whose jobs were claimed by a worker that then died: the sweep takes them back.
-    jobs.add.using(queue="limbo", lease=0.2, max_stalled=0).enqueue(1, 1)
-    jobs.add.using(queue="limbo", lease=0.2).enqueue(2, 2)
+    jobs.add.using(queue="limbo", max_stalled=0).enqueue(1, 1)
+    jobs.add.using(queue="limbo").enqueue(2, 2)
     limbo = Queue("limbo")
-    limbo.bclaim(2, "worker-that-died")
+    limbo.extend_locks([(c.id, c.token) for c in limbo.bclaim(2, "worker-that-died")], 200)
     for group in ("tenant-a", "tenant-b", "tenant-c"):  # ready work on the ring, one group at its cap
         jobs.add.using(queue="limbo", group=group).enqueue_many([((1, 1), {})] * 3)
     limbo.set_group_limit("tenant-b", 1)
@@ -209,10 +209,31 @@ def test_release_a_lease(browser, page, worker):
     page.goto("/admin/emq/dashboard/leases/?queue=default")
     row = page.locator("#emq-leases tbody tr", has_text=ref.id[:20])
     assert row.locator("time.emq-countdown").inner_text().startswith("in ")
-    row.locator("text=Release…").click()
+    row.locator("text=Give back lease…").click()
     page.wait_for_selector("text=Are you sure?")
     shoot(page, "release-confirm")
     page.click("input[value='Yes, I’m sure']")
     assert page.locator(".messagelist", has_text=f"Released job {ref.id} (attempt 1)").count() == 1
     # The worker claims the released job again under a new token; the first run's outcome is stale.
     wait_for(lambda: Queue("default").get_job(ref.id).attempts == 2, 10, what="the job to be claimed again")
+
+
+def test_cancel_a_running_job_and_pause_a_queue(browser, page, worker, tmp_path):
+    """Cancel from its lease row (the worker stops it), then pause and resume the queue on the Lanes page."""
+    notes = tmp_path / "notes"
+    ref = jobs.until_cancelled.enqueue(str(notes))
+    wait_for(lambda: Queue("default").get_job(ref.id).state == "active", 10, what="the worker to claim the job")
+    page.goto("/admin/emq/dashboard/leases/?queue=default")
+    row = page.locator("#emq-leases tbody tr", has_text=ref.id[:20])
+    row.locator("text=Cancel…").click()
+    page.wait_for_selector("text=Are you sure?")
+    shoot(page, "cancel-confirm")
+    page.click("input[value='Yes, I’m sure']")
+    assert page.locator(".messagelist", has_text=f"Cancelled 1 job of queue default: {ref.id}").count() == 1
+    wait_for(lambda: notes.exists() and "Cancelled cancelled=True" in notes.read_text(), 10, what="the job stopped")
+    page.goto("/admin/emq/dashboard/lanes/?queue=default")
+    page.click("text=Pause queue")
+    assert page.locator("#emq-queue-state", has_text="Queue default is paused").count() == 1
+    shoot(page, "lanes-paused")
+    page.click("text=Resume queue")
+    assert page.locator("#emq-queue-state", has_text="Queue default is running").count() == 1

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 import emq
-from emq.engine import Queue
-from emq.records import Outcome
+from emq.core.engine import Queue
+from emq.core.records import Outcome
 from tests import jobs
 from tests.procs import manage, wait_for
 
@@ -32,13 +32,36 @@ def test_calling_the_function_directly_runs_it_in_process():
 
 def test_non_json_argument_names_it_and_writes_nothing(emq_env, client):
     """A value that is not JSON is refused at enqueue, naming the argument; no key is left."""
-    with pytest.raises(TypeError, match=r"keyword argument 'when'.*not JSON"):
-        jobs.add.enqueue(1, when=object())
+    with pytest.raises(TypeError, match=r"keyword argument 'b'.*not JSON"):
+        jobs.add.enqueue(1, b=object())
     with pytest.raises(TypeError, match=r"argument 1 .*not JSON"):
         jobs.add.enqueue(1, {1, 2})
     with pytest.raises(TypeError, match="not JSON"):
         jobs.add.enqueue(float("nan"), 1)
     assert [k for k in keys_of(client, emq_env["EMQ_PREFIX"]) if ":{" in k] == []
+
+
+def test_values_json_would_change_are_refused_naming_the_argument(emq_env, client):
+    """Arguments round-trip or are refused: no silent key changes, no nesting a worker cannot decode."""
+    with pytest.raises(TypeError, match=r"argument 0 .* dict key 1 \(int\).*str\(\)"):
+        jobs.add.enqueue({1: "int", "1": "str"}, 1)
+    with pytest.raises(TypeError, match=r"keyword argument 'b' .* dict key True \(bool\)"):
+        jobs.add.enqueue(1, b={True: 1, None: 2})
+    deep: list = []
+    for _ in range(990):
+        deep = [deep]
+    with pytest.raises(TypeError, match=r"argument 0 .* deeper than 100 levels"):
+        jobs.add.enqueue(deep, 1)
+    with pytest.raises(TypeError, match=r"job_id of tests.jobs.add must be a non-empty string, not 5"):
+        jobs.add.using(job_id=5)
+    with pytest.raises(emq.ConfigurationError, match=r"lease of tests.jobs.add must be at least 1 second"):
+        jobs.add.using(lease=0.0005)
+    for delay in (float("inf"), float("nan"), 10**12):
+        with pytest.raises(ValueError, match="past what a date can hold"):
+            jobs.add.enqueue_in(delay, 1, 1)
+    assert [k for k in keys_of(client, emq_env["EMQ_PREFIX"]) if ":{" in k] == []
+    ref = jobs.add.enqueue((1, 2), {"k": (3, 4)})  # tuples become lists, as in any JSON
+    assert emq.get_job(ref.id).args == [[1, 2], {"k": [3, 4]}]
 
 
 def test_payload_over_the_cap_is_refused_and_writes_nothing(emq_env, client, settings):
@@ -88,7 +111,7 @@ def test_finish_with_an_old_token_is_stale_and_changes_nothing(emq_env):
     assert q.finish([Outcome(ref.id, claim.token, "completed", "3")]) == ["stale"]
     assert q.get_job(ref.id) == before
     assert q.finish([Outcome("nope", 1, "completed", "3")]) == ["missing"]
-    assert q.finish([Outcome(ref.id, again.token, "completed", "3")]) == ["ok"]
+    assert q.finish([Outcome(ref.id, again.token, "completed", "3")]) == ["completed"]
     assert q.get_job(ref.id).result == 3
 
 
@@ -103,13 +126,13 @@ def test_finish_settles_each_item_of_a_batch_on_its_own(emq_env):
             Outcome(c.id, c.token, "failed", "ValueError: x\ntrace", 0),
         ]
     )
-    assert statuses == ["ok", "stale", "ok"]
+    assert statuses == ["completed", "stale", "ready"]  # each item answers the state the script decided
     assert [q.get_job(x.id).state for x in (a, b, c)] == ["completed", "active", "ready"]
 
 
 def test_retry_waits_within_the_backoff_window(emq_env):
     """A failed attempt is scheduled at finish time + a delay within [0, min(cap, base*2^(n-1))]."""
-    from emq.runner import backoff_ms
+    from emq.runtime.runner import backoff_ms
 
     q = Queue("default")
     ref = jobs.always_fails.enqueue()
@@ -141,7 +164,7 @@ def test_dead_after_max_attempts_with_the_error_kept(emq_env):
 
 
 def test_unknown_job_name_fails_clearly_then_dies(emq_env):
-    from emq.engine import MintSpec
+    from emq.core.records import MintSpec
 
     q = Queue("default")
     spec = MintSpec("ghost", "gone.module.job", "[]", "{}", "_", "", 2, 30000, 1, (0.0, 0.0))

@@ -14,9 +14,9 @@ import redis
 from django.test.utils import override_settings
 
 import emq
-from emq import embedded
-from emq.engine import Queue
-from emq.records import Outcome
+from emq.core import embedded
+from emq.core.engine import Queue
+from emq.core.records import Outcome
 from emq.testing import delete_prefix, run_until_empty
 from tests import jobs
 from tests.fleet import Fleet, fleet_for

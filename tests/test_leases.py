@@ -10,13 +10,14 @@ import time
 import pytest
 
 import emq
-from emq.engine import Queue
-from emq.pump import Pump
-from emq.records import Outcome
-from emq.runner import JobContext, execute
+from emq.core.engine import Queue
+from emq.core.records import Outcome
+from emq.jobs import JobContext
+from emq.runtime.pump import Pump
+from emq.runtime.runner import execute
 from tests import jobs
 from tests.fleet import fleet_for
-from tests.procs import server_ms, wait_for
+from tests.procs import expire, server_ms, wait_for
 
 LEASE_S = 2.0  # lease of the jobs a killed or frozen worker holds
 PARK_S = 0.5  # EMQ_PUMP_PARK of the Pump that sweeps them: the sweep interval
@@ -73,7 +74,7 @@ def test_extend_release_finish_with_a_wrong_token_or_missing_job_change_nothing(
     assert q.finish([Outcome("nope", 1, "completed", "3")]) == ["missing"]
     assert q.client.exists(q.keys.job("nope")) == 0
     assert q.extend_locks([(ref.id, cur.token), ("nope", 1), (ref.id, old.token)], 60_000) == ["ok", "missing", "stale"]
-    assert q.finish([Outcome(ref.id, cur.token, "completed", "3")]) == ["ok"]
+    assert q.finish([Outcome(ref.id, cur.token, "completed", "3")]) == ["completed"]
     done = snapshot(q, ref.id)
     assert q.extend_lock(ref.id, cur.token, 60_000) is False and q.release_lock(ref.id, cur.token) is False
     assert snapshot(q, ref.id) == done and done[0]["state"] == "completed" and done[1] is None
@@ -111,10 +112,11 @@ def test_release_gives_the_job_back_now_or_later_and_keeps_the_attempt(emq_env):
 def test_sweep_reclaims_expired_leases_and_records_each_reclaim(emq_env):
     """Expired on the server clock: back to ready (head of its lane), counted, recorded for the admin."""
     q = emq.queue("default")
-    ref = jobs.add.using(lease=0.05).enqueue(1, 1)
+    ref = jobs.add.enqueue(1, 1)
     keep = jobs.add.enqueue(2, 2)
     c, _ = q.bclaim(2, "worker-1")
     assert q.sweep() == []
+    expire(q, [c], 50)
     wait_for(lambda: server_ms(q.client) > q.client.zscore(q.keys.leases, ref.id), what="lease expiry")
     assert q.sweep() == [ref.id]
     job = q.get_job(ref.id)
@@ -133,8 +135,8 @@ def test_the_pump_parks_until_the_earliest_lease_expiry_not_its_cap(emq_env, set
     """With nothing scheduled, a Pump whose cap is 5 s still sweeps a 0.3 s lease on time."""
     settings.EMQ_PUMP_PARK = 5.0
     q = Queue("default")
-    ref = jobs.add.using(lease=0.3).enqueue(1, 1)
-    q.bclaim(1, "w")
+    ref = jobs.add.enqueue(1, 1)
+    expire(q, q.bclaim(1, "w"), 300)
     expiry = q.client.zscore(q.keys.leases, ref.id)
     pump = Pump([q]).start()
     try:
@@ -147,10 +149,11 @@ def test_the_pump_parks_until_the_earliest_lease_expiry_not_its_cap(emq_env, set
 
 def test_a_job_stalling_more_than_max_stalled_times_is_dead_as_stalled(emq_env):
     q = emq.queue("default")
-    ref = jobs.add.using(lease=0.02, max_stalled=2).enqueue(1, 1)
+    ref = jobs.add.using(max_stalled=2).enqueue(1, 1)
     for attempt in (1, 2, 3):
         (c,) = wait_for(lambda: q.bclaim(1, "w"), what="job ready again")
         assert c.token == attempt
+        expire(q, [c])
         wait_for(lambda: q.sweep(), what="lease expired and swept")
     job = q.get_job(ref.id)
     assert (job.state, job.reason, job.stalled, job.attempts) == ("dead", "stalled", 3, 3)
@@ -190,7 +193,7 @@ def test_job_renewing_through_its_context_runs_3x_its_lease_and_is_never_reclaim
     finally:
         pump.close()
     assert outcomes["renewing"].outcome == "completed", outcomes["renewing"].value
-    assert q.finish([outcomes["renewing"], outcomes["idle"]]) == ["ok", "stale"]
+    assert q.finish([outcomes["renewing"], outcomes["idle"]]) == ["completed", "stale"]
     job = q.get_job(renewing.id)
     assert ran >= 3.0 and (job.state, job.attempts, job.stalled) == ("completed", 1, 0)
     assert job.result["renewed"] >= 10

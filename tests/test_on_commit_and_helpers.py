@@ -7,7 +7,7 @@ from django.db import transaction
 from django.test import SimpleTestCase
 
 import emq
-from emq.engine import Queue
+from emq.core.engine import Queue
 from emq.testing import EmqTestMixin, assert_enqueued, eager, run_until_empty
 from tests import jobs
 

@@ -7,7 +7,7 @@ import signal
 import subprocess
 
 import emq
-from emq.keys import registry_workers
+from emq.core.keys import registry_workers
 from tests import jobs
 from tests.procs import manage, wait_for
 

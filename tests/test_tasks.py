@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -11,8 +13,14 @@ import pytest
 from django.utils import timezone
 
 import emq
-from emq.djtasks import TaskResultDoesNotExist, TaskResultStatus, task_enqueued, task_finished, task_started
-from emq.engine import Queue
+from emq.contrib.tasks.compat import (
+    TaskResultDoesNotExist,
+    TaskResultStatus,
+    task_enqueued,
+    task_finished,
+    task_started,
+)
+from emq.core.engine import Queue
 from emq.testing import assert_enqueued, run_until_empty
 from tests import jobs, tasks
 from tests.procs import manage, wait_for
@@ -150,7 +158,8 @@ def test_unknown_ids_raise_does_not_exist(emq_env):
 def test_worker_process_finds_tasks_by_module_path(emq_env):
     """A real emq_worker runs a task whose module it never imported at start."""
     result = tasks.add.enqueue(20, 22)
-    proc = manage(emq_env, "emq_worker", "--burst", stderr=subprocess.PIPE, text=True)
+    env = {**emq_env, "EMQ_IMPORTS": "tests.jobs,tests"}  # tests.tasks is under a root the project names
+    proc = manage(env, "emq_worker", "--burst", stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err[-2000:]
     assert tasks.add.get_result(result.id).return_value == 42
@@ -169,9 +178,10 @@ def test_expired_lease_shows_as_lease_expired_and_ready_again(emq_env):
     """A task whose worker vanished is READY again, its error LeaseExpired, its attempt counted."""
     from emq.errors import LeaseExpired
 
-    result = tasks.add.using(lease=0.05).enqueue(1, 2)
+    result = tasks.add.enqueue(1, 2)
     q = Queue("default")
     (claim,) = q.bclaim(1, "gone-worker")
+    q.extend_locks([(claim.id, claim.token)], 50)
     assert tasks.add.get_result(result.id).status == TaskResultStatus.RUNNING
     wait_for(lambda: q.sweep(), timeout=5, what="lease expiry")
     again = tasks.add.get_result(result.id)
@@ -188,3 +198,19 @@ def test_async_enqueue_and_get_result(emq_env):
         return await tasks.add.aget_result(result.id)
 
     assert asyncio.run(roundtrip()).status == TaskResultStatus.READY
+
+
+def test_a_payload_naming_a_task_outside_the_projects_modules_never_runs(emq_env, tmp_path, monkeypatch):
+    """Data in the server cannot reach code the project does not use: such a job is never imported or run."""
+    (tmp_path / "outsider_tasks.py").write_text(
+        "import pathlib\n"
+        "try:\n    from django.tasks import task\nexcept ImportError:\n    from django_tasks import task\n"
+        "@task\ndef boom():\n    pathlib.Path(__file__).with_name('ran').write_text('x')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = jobs.add.using(max_attempts=1).spec((1, 2), {}, "")
+    Queue("default").mint([dataclasses.replace(spec, name="outsider_tasks.boom")])
+    run_until_empty()
+    job = emq.get_job(spec.id)
+    assert job.state == "dead" and "NotRegistered" in job.error
+    assert "outsider_tasks" not in sys.modules and not (tmp_path / "ran").exists()

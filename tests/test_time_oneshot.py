@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import emq
-from emq.engine import Queue
-from emq.pump import Pump
+from emq.core.engine import Queue
+from emq.runtime.pump import Pump
 from tests import jobs
 from tests.procs import server_ms, wait_for
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from emq import repeat
-from emq.engine import Queue
+from emq.core.engine import Queue
 from emq.models import Recurrence, RecurrenceMarker
-from emq.pump import Pump
+from emq.runtime.pump import Pump
+from emq.scheduling import repeat
 from tests import jobs  # noqa: F401  (registers tests.jobs.*)
 from tests.procs import server_ms, wait_for
 
@@ -190,7 +190,7 @@ def test_racing_mints_create_each_occurrence_once(emq_env, client):
 
 
 def test_run_now_mints_one_job_at_once(emq_env, client):
-    from emq.recurrences import run_now
+    from emq.scheduling.rows import run_now
 
     row = recurrence("manual", every=3600, kwargs={})
     job_id = run_now(row)
@@ -216,7 +216,7 @@ def test_a_bad_definition_never_crashes_the_pump(emq_env, client, caplog):
 def test_code_declared_recurrences_are_upserted_as_rows(emq_env, settings):
     import emq
     from emq.jobs import declared, registry
-    from emq.recurrences import upsert_declared
+    from emq.scheduling.rowsync import upsert_declared
 
     @emq.job(cron="0 3 * * *")
     def nightly():
@@ -251,3 +251,23 @@ def test_admin_lists_recurrences_and_its_actions_reach_valkey(emq_env, client, a
     assert repeat.names(q) == [] and not Recurrence.objects.get().enabled
     admin_client.post("/admin/emq/recurrence/", {"action": "enable", "_selected_action": [pk]})
     assert repeat.names(q) == ["nightly-report"]
+
+
+def test_the_change_form_masks_secret_arguments_and_keeps_them_on_save(emq_env, admin_client):
+    """A recurrence's secret kwargs (and args by parameter name) show masked; saving keeps the real values."""
+    row = Recurrence(name="login-check", job="tests.jobs.login", timezone="UTC", args=["ada", "hunter2"],
+                     kwargs={"api_token": "tok-123456"}, every=timedelta(minutes=5))
+    row.full_clean()
+    row.save()
+    url = f"/admin/emq/recurrence/{row.pk}/change/"
+    got = admin_client.get(url)
+    page = got.content.decode()
+    assert got.status_code == 200, (got.status_code, got.get("Location"))
+    assert "hunter2" not in page and "tok-123456" not in page and "ada" in page
+    form = admin_client.get(url).context["adminform"].form
+    data = {name: form[name].value() for name in form.fields if form[name].value() is not None}
+    data.update(every="00:10:00", args=form["args"].value(), kwargs=form["kwargs"].value())
+    response = admin_client.post(url, {**data, "enabled": "on"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    row.refresh_from_db()
+    assert (row.args, row.kwargs, row.every) == (["ada", "hunter2"], {"api_token": "tok-123456"}, timedelta(minutes=10))

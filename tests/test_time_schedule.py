@@ -10,8 +10,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from emq.models import Recurrence
-from emq.repeat import plan
-from emq.schedule import Schedule, ScheduleError
+from emq.scheduling.cron import Schedule, ScheduleError
+from emq.scheduling.repeat import plan
 from tests import jobs  # noqa: F401  (registers tests.jobs.add)
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -84,7 +84,7 @@ def test_an_on_time_occurrence_is_minted_under_every_policy():
 
 
 def row(**fields) -> Recurrence:
-    base = {"name": "r", "job": "tests.jobs.add", "every": timedelta(seconds=10), "timezone": "UTC"}
+    base = {"name": "r", "job": "tests.jobs.add", "every": timedelta(seconds=10), "timezone": "UTC", "args": [1, 2]}
     return Recurrence(**{**base, **fields})
 
 
@@ -126,7 +126,7 @@ def test_a_schedule_refuses_bad_input_itself_for_the_pump_too():
 @pytest.mark.django_db
 def test_the_admin_form_shows_the_validation_error(admin_client):
     data = {
-        "name": "bad", "job": "tests.jobs.add", "cron": "0 0 31 2 *", "timezone": "UTC", "args": "[]",
+        "name": "bad", "job": "tests.jobs.add", "cron": "0 0 31 2 *", "timezone": "UTC", "args": "[1, 2]",
         "kwargs": "{}", "queue": "default", "group": "", "enabled": "on", "missed": "skip",
     }
     response = admin_client.post("/admin/emq/recurrence/add/", data)
@@ -149,7 +149,7 @@ def test_a_very_long_outage_is_bounded_and_keeps_the_on_time_occurrences():
 
 
 def test_the_admin_says_the_schedule_in_words():
-    from emq.schedule import describe
+    from emq.scheduling.cron import describe
 
     assert describe("30 2 * * *", None, "Europe/Berlin") == "daily at 02:30 (Europe/Berlin)"
     assert describe("0 9 * * 1", None, "UTC") == "weekly on Monday at 09:00 (UTC)"

@@ -1,7 +1,7 @@
 """The dashboard's actions: POST only, CSRF-checked, change permission, each named in a message.
 
-Destructive ones (release, delete, retry all, delete all) first answer a confirmation page;
-the form posted from it carries ``confirmed=1``.
+Destructive ones (release, cancel, delete, retry all, delete all) first answer a confirmation
+page; the form posted from it carries ``confirmed=1``.
 """
 
 from __future__ import annotations
@@ -17,16 +17,14 @@ from django.template.response import TemplateResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import ngettext
 
-from .. import conf
-from ..connection import get_client, guard
-from ..engine import Queue
-from . import ops
+from ..core.connection import get_client, guard
+from ..core.engine import Queue
 from .queries import prefix
 from .scan import Filters, matching_ids
-from .views import url
+from .views import selected_queue, url
 
 BULK_BUDGET = 10_000  # dead jobs one "retry all" / "delete all" reads at most per request
-CONFIRM = {"release", "delete", "retry_all", "delete_all"}
+CONFIRM = {"release", "cancel", "delete", "retry_all", "delete_all"}
 SKIP = ("csrfmiddlewaretoken", "ids", "confirmed")
 Op = Callable[[Queue, Sequence[str]], list[str]]
 Handler = Callable[[HttpRequest, Queue], None]
@@ -41,7 +39,7 @@ def dispatch(model_admin: Any, request: HttpRequest, action: str) -> HttpRespons
     handler = HANDLERS.get(action)
     if handler is None:
         raise Http404(f"no dashboard action {action!r}; known: {', '.join(sorted(HANDLERS))}")
-    queue = Queue(request.POST.get("queue") or conf.get("EMQ_DEFAULT_QUEUE"), prefix=prefix())
+    queue = Queue(selected_queue(request.POST), prefix=prefix())
     if action in CONFIRM and request.POST.get("confirmed") != "1":
         return confirm(model_admin, request, action, queue)
     handler(request, queue)
@@ -106,7 +104,8 @@ def release(request: HttpRequest, queue: Queue) -> None:
         return
     status = queue.release_locks([(job_id, int(token))])[0]
     if status == "ok":
-        messages.success(request, f"Released job {job_id} (attempt {token}) in queue {queue.name}: it is ready again.")
+        messages.success(request, f"Released job {job_id} (attempt {token}) in queue {queue.name}: it is ready again. "
+                                  "The attempt already running keeps running; its outcome will be discarded.")
     else:
         messages.warning(request, f"Did not release job {job_id}: its lease is {status} (it finished or moved on).")
 
@@ -119,6 +118,21 @@ def sweep(request: HttpRequest, queue: Queue) -> None:
                  "Swept queue %(q)s: reclaimed %(n)d expired leases.", n)
         % {"q": queue.name, "n": n},
     )
+
+
+def _pause(pause: bool) -> Handler:
+    def handler(request: HttpRequest, queue: Queue) -> None:
+        group = request.POST.get("group", "").strip() or None
+        changed = queue.pause(group) if pause else queue.resume(group)
+        what = f"lane {group} of queue {queue.name}" if group else f"queue {queue.name}"
+        if not changed:
+            messages.warning(request, f"Left {what} as it was: it was {'already' if pause else 'not'} paused.")
+        elif pause:
+            messages.success(request, f"Paused {what}: its jobs stay ready and no worker starts one until resumed.")
+        else:
+            messages.success(request, f"Resumed {what}: workers take its ready jobs again.")
+
+    return handler
 
 
 def _by_ids(op: Op, done: tuple[str, str]) -> Handler:
@@ -151,21 +165,47 @@ def _bulk(op: Op, verb: str) -> Handler:
     return handler
 
 
+def _run_now(q: Queue, ids: Sequence[str]) -> list[str]:
+    return q.admin.run_now(ids)
+
+
+def _retry(q: Queue, ids: Sequence[str]) -> list[str]:
+    return q.admin.retry(ids)
+
+
+def _delete(q: Queue, ids: Sequence[str]) -> list[str]:
+    return q.admin.delete(ids)
+
+
+def _cancel(q: Queue, ids: Sequence[str]) -> list[str]:
+    return q.cancel(ids)
+
+
 HANDLERS: dict[str, Handler] = {
     "release": release,
     "sweep": sweep,
-    "run_now": _by_ids(ops.run_now, ("Made %(n)d scheduled job of queue %(q)s ready now",
+    "run_now": _by_ids(_run_now, ("Made %(n)d scheduled job of queue %(q)s ready now",
                                      "Made %(n)d scheduled jobs of queue %(q)s ready now")),
-    "retry": _by_ids(ops.retry, ("Retried %(n)d dead job of queue %(q)s with a fresh budget of attempts",
+    "retry": _by_ids(_retry, ("Retried %(n)d dead job of queue %(q)s with a fresh budget of attempts",
                                  "Retried %(n)d dead jobs of queue %(q)s with a fresh budget of attempts")),
-    "delete": _by_ids(ops.delete, ("Deleted %(n)d job of queue %(q)s", "Deleted %(n)d jobs of queue %(q)s")),
-    "retry_all": _bulk(ops.retry, "Retried"),
-    "delete_all": _bulk(ops.delete, "Deleted"),
+    "delete": _by_ids(_delete, ("Deleted %(n)d job of queue %(q)s", "Deleted %(n)d jobs of queue %(q)s")),
+    "cancel": _by_ids(_cancel, ("Cancelled %(n)d job of queue %(q)s", "Cancelled %(n)d jobs of queue %(q)s")),
+    "pause": _pause(True),
+    "resume": _pause(False),
+    "retry_all": _bulk(_retry, "Retried"),
+    "delete_all": _bulk(_delete, "Deleted"),
 }
 LABELS = {
-    "release": "Release this lease (the job becomes ready again; the worker's outcome will be discarded as stale)",
+    "release": (
+        "Give back this lease: the job becomes ready and runs again, while the attempt already running keeps "
+        "running (its outcome is discarded as stale). To stop the job instead, cancel it"
+    ),
+    "cancel": (
+        "Cancel these jobs: a scheduled or ready one never runs, a running one is stopped and its outcome "
+        "discarded; each ends as cancelled"
+    ),
     "delete": "Delete these jobs for good",
     "retry_all": "Retry every dead job that matches",
     "delete_all": "Delete every dead job that matches, for good",
-    "run_now": "Run now", "retry": "Retry", "sweep": "Sweep now",
+    "run_now": "Run now", "retry": "Retry", "sweep": "Sweep now", "pause": "Pause", "resume": "Resume",
 }

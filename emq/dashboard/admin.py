@@ -12,7 +12,7 @@ from django.urls import URLPattern, path
 
 from ..errors import ServerUnavailable
 from ..models import Dashboard
-from . import actions, views
+from . import actions, flowviews, views
 
 PAGES: dict[str, Callable[..., HttpResponse]] = {
     "lanes": views.lanes,
@@ -21,8 +21,14 @@ PAGES: dict[str, Callable[..., HttpResponse]] = {
     "scheduled": views.scheduled,
     "completed": views.completed,
     "dead": views.dead,
+    "cancelled": views.cancelled,
+    "ready": views.ready,
     "job": views.job,
     "find": views.find,
+    "waiting": flowviews.waiting,
+    "flows": flowviews.flows,
+    "flow": flowviews.flow,
+    "feed": flowviews.feed,
 }
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime
 from typing import Any
 
-MASK = "••••••••"
-# Keys whose values are never shown: matched anywhere in the key, case-insensitively.
-SECRET = re.compile(
-    r"pass(word|wd|phrase)?|pwd|token|secret|key|authori[sz]ation|auth|credential|cookie|session|signature|private",
-    re.IGNORECASE,
-)
+from . import masking
+
+MAX_MS = 253_402_300_799_999  # 9999-12-31 23:59:59.999 UTC, the last instant a datetime can hold
+
+
+def as_ms(value: Any) -> int | None:
+    """A stored timestamp as int ms, or None when it is corrupt (it is then shown as stored)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def relative(ms: int, now_ms: int) -> str:
@@ -42,17 +46,10 @@ def duration(ms: int | None) -> str:
 
 
 def exact(ms: int) -> str:
-    """The exact UTC time of a server ms timestamp, for a hover title."""
+    """The exact UTC time of a server ms timestamp, for a hover title ("year 12000" past datetime's range)."""
+    if not -62_135_596_800_000 <= int(ms) <= MAX_MS:
+        return f"{int(ms)} ms since 1970 (beyond year 9999)"
     return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
-
-
-def mask(value: Any) -> Any:
-    """A copy of a JSON value with every value under a secret-looking key replaced by a mask."""
-    if isinstance(value, dict):
-        return {k: MASK if SECRET.search(str(k)) else mask(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [mask(v) for v in value]
-    return value
 
 
 def pretty(raw: str | None, secret_safe: bool = True) -> str:
@@ -63,25 +60,36 @@ def pretty(raw: str | None, secret_safe: bool = True) -> str:
         value = json.loads(raw)
     except ValueError:
         return raw
-    return json.dumps(mask(value) if secret_safe else value, indent=2, ensure_ascii=False, sort_keys=True)
+    shown = masking.Masked().value(value) if secret_safe else value
+    return json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True)
 
 
 def first_line(text: str | None) -> str:
     return (text or "").split("\n", 1)[0]
 
 
-TIME_FIELDS = ("created", "due", "claimed", "lease_until", "finished", "reclaimed_at", "revived_at")
+TIME_FIELDS = ("created", "due", "claimed", "lease_until", "finished", "reclaimed_at", "revived_at", "progress_at")
 JSON_FIELDS = ("args", "kwargs", "result")
 ORDER = ("fn", "state", "reason", "group", "origin", "attempts", "max_attempts", "stalled", "max_stalled", "worker",
          "reclaimed_from", *TIME_FIELDS, *JSON_FIELDS, "error")
 
 
+def progress(h: dict[str, str]) -> tuple[int, str] | None:
+    """A job's last progress as (percent, note), or None when it reported none (or a corrupt value)."""
+    try:
+        fraction = float(h["progress"])
+    except (KeyError, ValueError):
+        return None
+    return int(round(min(max(fraction, 0.0), 1.0) * 100)), h.get("progress_note", "")
+
+
 def describe(h: dict[str, str]) -> list[tuple[str, str, str]]:
     """Every stored field of a job as (name, kind, value), kind telling the template how to show it."""
+    h = masking.clean(h)
     names = [n for n in ORDER if n in h] + sorted(n for n in h if n not in ORDER and n != "errors")
     out = []
     for n in names:
-        if n in TIME_FIELDS and h[n].lstrip("-").isdigit():
+        if n in TIME_FIELDS and as_ms(h[n]) is not None:
             out.append((n, "time", h[n]))
         elif n in JSON_FIELDS:
             out.append((n, "json", pretty(h[n])))

@@ -6,21 +6,22 @@ step of a registry (SSCAN); "now" is the server's TIME, the clock every script u
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import conf, keys, partitions
-from ..connection import get_client, guard
-from ..engine import Counts, Queue
-from ..pump import lead_ttl_ms
-from .scan import PAGE, Filters, Slice, page
+from ..core import config, keys, registry, topology
+from ..core.connection import get_client, guard
+from ..core.engine import Queue, counts_of
+from ..core.records import Counts
+from ..runtime.heartbeat import TTL as WORKER_TTL
+from ..runtime.pump import lead_ttl_ms
+from .scan import PAGE
 
 QUEUE_PAGE = 25  # queues on one overview page
 WORKER_PAGE = 50  # workers on one overview page
-WORKER_TTL = 30  # seconds a worker's heartbeat key lives; refreshed every 10 s
 MINUTES = 60  # the chart's span
 QUEUE_LIST_LIMIT = 500  # queues offered in the queue picker
+LEASE_SCAN = 1000  # leases per queue read to count each worker's jobs in flight
 
 
 def server_now(client: Any) -> int:
@@ -30,7 +31,7 @@ def server_now(client: Any) -> int:
 
 
 def prefix() -> str:
-    return conf.get("EMQ_PREFIX")
+    return config.get("EMQ_PREFIX")
 
 
 def known_queues(limit: int = QUEUE_LIST_LIMIT) -> list[str]:
@@ -41,7 +42,7 @@ def known_queues(limit: int = QUEUE_LIST_LIMIT) -> list[str]:
             cursor, batch = client.sscan(keys.registry_queues(prefix()), cursor, count=200)
             names.extend(batch)
             if cursor == 0 or len(names) >= limit:
-                return partitions.expand(sorted(names))[:limit]
+                return topology.expand(sorted(names))[:limit]
 
 
 # -- overview ------------------------------------------------------------------------------
@@ -54,13 +55,15 @@ class QueueRow:
     leader: str | None
     last_tick_ms: int | None  # server ms of the leader's last tick
     late_ms: int  # how long the oldest due job has waited for promotion (0: none due)
+    partitions: list[QueueRow] = field(default_factory=list)  # a partitioned queue's rows, beneath it
 
 
 @dataclass
 class WorkerRow:
     id: str
     info: dict[str, Any]
-    age_s: int | None  # seconds since its last heartbeat; None: its key expired (gone)
+    age_s: int  # seconds since its last heartbeat (never negative: one TTL shared with the worker)
+    in_flight: int = 0  # leases it holds now, from the server (they add up to the queues' active counts)
 
 
 @dataclass
@@ -80,18 +83,31 @@ def overview(queue_cursor: int = 0, worker_cursor: int = 0) -> Overview:
         queue_cursor, names = client.sscan(keys.registry_queues(p), queue_cursor, count=QUEUE_PAGE)
         worker_cursor, wids = client.sscan(keys.registry_workers(p), worker_cursor, count=WORKER_PAGE)
         now = server_now(client)
-        names = partitions.expand(sorted(names))  # a partitioned queue shows each of its partitions
-        rows = _queue_rows(client, names, now)
+        names = sorted(names)
+        physical = topology.expand(names)
+        rows = _grouped(names, _queue_rows(client, physical, now))  # partitions beneath their queue
         workers = _worker_rows(client, p, sorted(wids))
-        minutes = _minutes(client, [Queue(n, prefix=p) for n in names], now)
+        minutes = _minutes(client, [Queue(n, prefix=p) for n in physical], now)
     return Overview(now, rows, queue_cursor, workers, worker_cursor, minutes)
 
 
-def _queue_rows(client: Any, names: list[str], now: int) -> list[QueueRow]:
-    from .. import scripts
+def _grouped(names: list[str], rows: list[QueueRow]) -> list[QueueRow]:
+    """One row per logical queue; a partitioned one sums its partitions, listed beneath it."""
+    by_name = {r.name: r for r in rows}
+    out = []
+    for name in names:
+        parts = [by_name[n] for n in topology.names(name)]
+        if len(parts) == 1:
+            out.append(parts[0])
+            continue
+        total = Counts.summed([r.counts for r in parts])
+        out.append(QueueRow(name, total, None, None, max(r.late_ms for r in parts), parts))
+    return out
 
+
+def _queue_rows(client: Any, names: list[str], now: int) -> list[QueueRow]:
     queues = [Queue(n, prefix=prefix()) for n in names]
-    counts = scripts.run_many(client, [("counts", [q.keys.ns], []) for q in queues]) if queues else []
+    counts = counts_of(queues)
     pipe = client.pipeline(transaction=False)
     for q in queues:
         pipe.get(q.keys.leader)
@@ -100,8 +116,7 @@ def _queue_rows(client: Any, names: list[str], now: int) -> list[QueueRow]:
     ttl_ms = lead_ttl_ms()
     rows = []
     for i, q in enumerate(queues):
-        r = [int(x) for x in counts[i]]
-        c = Counts(r[0], r[1], r[2], r[3], r[4], r[5], None if r[6] < 0 else r[6], r[7])
+        c = counts[i]
         leader, pttl = lead[2 * i], lead[2 * i + 1]
         last_tick = now - (ttl_ms - pttl) if leader and pttl > 0 else None
         late = now - c.next_due_ms if c.next_due_ms is not None and c.next_due_ms <= now else 0
@@ -110,17 +125,30 @@ def _queue_rows(client: Any, names: list[str], now: int) -> list[QueueRow]:
 
 
 def _worker_rows(client: Any, p: str, wids: list[str]) -> list[WorkerRow]:
+    """Live workers only (an expired entry leaves the registry here), each with the leases it holds now."""
+    entries = registry.workers(p, wids)
+    held = _held(client, p, sorted({q for e in entries for q in e.info.get("queues", [])}))
+    return [WorkerRow(e.id, e.info, max(WORKER_TTL - e.ttl_s, 0), held.get(e.id, 0)) for e in entries]
+
+
+def _held(client: Any, p: str, queues: list[str]) -> dict[str, int]:
+    """Active jobs per worker in these queues, read from the leases (so they add up to the active counts).
+
+    Bounded: the first LEASE_SCAN leases of each queue.
+    """
     pipe = client.pipeline(transaction=False)
-    for wid in wids:
-        pipe.get(keys.worker(p, wid))
-        pipe.ttl(keys.worker(p, wid))
-    replies = pipe.execute()
-    rows = []
-    for i, wid in enumerate(wids):
-        raw, ttl = replies[2 * i], replies[2 * i + 1]
-        info = json.loads(raw) if raw else {}
-        rows.append(WorkerRow(wid, info, WORKER_TTL - ttl if raw and ttl >= 0 else None))
-    return rows
+    for name in queues:
+        pipe.zrange(Queue(name, prefix=p).keys.leases, 0, LEASE_SCAN - 1)
+    leased = pipe.execute() if queues else []
+    pipe = client.pipeline(transaction=False)
+    for name, ids in zip(queues, leased, strict=True):
+        for job_id in ids:
+            pipe.hget(Queue(name, prefix=p).keys.job(job_id), "worker")
+    counts: dict[str, int] = {}
+    for worker in pipe.execute() if any(leased) else []:
+        if worker:
+            counts[worker] = counts.get(worker, 0) + 1
+    return counts
 
 
 def _minutes(client: Any, queues: list[Queue], now: int) -> list[tuple[int, int, int]]:
@@ -153,6 +181,7 @@ class GroupRow:
     active: int
     cap: int | None
     oldest_ms: int | None  # due time of the job at the head of its lane
+    paused: bool = False
 
 
 @dataclass
@@ -162,9 +191,11 @@ class Lanes:
     ring: list[GroupRow]
     ring_start: int
     ring_len: int
-    lanes: list[GroupRow]  # groups with ready work (on the ring or capped off it), an SSCAN step
+    lanes: list[GroupRow]  # groups with ready work (on the ring or capped or paused off it), an SSCAN step
     lanes_cursor: int
     lanes_total: int
+    paused: bool = False  # the whole queue
+    paused_groups: list[GroupRow] = field(default_factory=list)  # an SSCAN step of the paused lanes
 
     @property
     def ring_next(self) -> int | None:
@@ -179,9 +210,12 @@ def lanes(queue: str, ring_start: int = 0, lanes_cursor: int = 0) -> Lanes:
         ring = client.lrange(q.keys.ring, ring_start, ring_start + PAGE - 1)
         ring_len = client.llen(q.keys.ring)
         lanes_cursor, groups = client.sscan(q.keys.lanes, lanes_cursor, count=PAGE)
-        stats = _group_rows(client, q, ring + sorted(groups))
+        _, held_off = client.sscan(q.keys.paused_groups, 0, count=PAGE)
+        rows = _group_rows(client, q, ring + sorted(groups) + sorted(held_off))
         total = client.scard(q.keys.lanes)
-    return Lanes(queue, now, stats[: len(ring)], ring_start, ring_len, stats[len(ring) :], lanes_cursor, total)
+        paused = bool(client.exists(q.keys.paused))
+    n, m = len(ring), len(ring) + len(groups)
+    return Lanes(queue, now, rows[:n], ring_start, ring_len, rows[n:m], lanes_cursor, total, paused, rows[m:])
 
 
 def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
@@ -191,103 +225,15 @@ def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
         pipe.hget(q.keys.active, g)
         pipe.hget(q.keys.caps, g)
         pipe.lindex(q.keys.lane(g), 0)
+        pipe.sismember(q.keys.paused_groups, g)
     r = pipe.execute()
-    heads = [r[4 * i + 3] for i in range(len(groups))]
+    rows = [r[5 * i : 5 * i + 5] for i in range(len(groups))]
     pipe = client.pipeline(transaction=False)
-    for head in heads:
-        pipe.hget(q.keys.job(head or "-"), "due")
+    for row in rows:
+        pipe.hget(q.keys.job(row[3] or "-"), "due")
     dues = pipe.execute()
     return [
-        GroupRow(g, int(r[4 * i] or 0), int(r[4 * i + 1] or 0), None if r[4 * i + 2] is None else int(r[4 * i + 2]),
-                 int(dues[i]) if heads[i] and dues[i] else None)
-        for i, g in enumerate(groups)
+        GroupRow(g, int(depth or 0), int(active or 0), None if cap is None else int(cap),
+                 int(due) if head and due else None, bool(paused))
+        for g, (depth, active, cap, head, paused), due in zip(groups, rows, dues, strict=True)
     ]
-
-
-# -- lists of jobs -------------------------------------------------------------------------
-
-LEASE_FIELDS = ("fn", "group", "worker", "attempts", "max_attempts", "claimed", "state")
-STALLED_FIELDS = ("fn", "group", "state", "stalled", "max_stalled", "reclaimed_from", "reason", "attempts")
-SCHEDULED_FIELDS = ("fn", "group", "attempts", "max_attempts", "origin", "error")
-COMPLETED_FIELDS = ("fn", "group", "attempts", "claimed", "origin", "result")
-DEAD_FIELDS = ("fn", "group", "attempts", "max_attempts", "reason", "origin", "error")
-
-
-@dataclass
-class JobList:
-    queue: str
-    now_ms: int
-    slice: Slice
-    filters: Filters = field(default_factory=Filters)
-
-
-def _list(queue: str, suffix: str, start: int, fields: tuple[str, ...], desc: bool, filters: Filters) -> JobList:
-    q, client = Queue(queue, prefix=prefix()), get_client()
-    with guard():
-        now = server_now(client)
-        s = page(client, q.keys.fixed(suffix), q.keys.job, start, fields, desc=desc, filters=filters)
-    return JobList(queue, now, s, filters)
-
-
-def leases(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
-    """Active jobs by lease expiry, soonest first; an expiry in the past marks a stalled candidate."""
-    return _list(queue, "leases", start, LEASE_FIELDS, False, filters or Filters())
-
-
-def stalled(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
-    """Recently reclaimed jobs, latest first (the engine keeps the last 1,000 reclaims)."""
-    return _list(queue, "reclaims", start, STALLED_FIELDS, True, filters or Filters())
-
-
-def scheduled(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
-    """Jobs waiting for their due time, soonest first; retries carry their attempt."""
-    return _list(queue, "scheduled", start, SCHEDULED_FIELDS, False, filters or Filters())
-
-
-def completed(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
-    """Completed jobs still kept, latest first."""
-    return _list(queue, "done", start, COMPLETED_FIELDS, True, filters or Filters())
-
-
-def dead(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
-    """The dead-letter set, latest first, with each job's last error."""
-    return _list(queue, "dead", start, DEAD_FIELDS, True, filters or Filters())
-
-
-# -- one job -------------------------------------------------------------------------------
-
-
-@dataclass
-class JobDetail:
-    queue: str
-    id: str
-    now_ms: int
-    fields: dict[str, str]
-    errors: list[dict[str, Any]]
-
-
-def job(queue: str, job_id: str) -> JobDetail | None:
-    """Every stored field of one job, or None when it does not exist."""
-    q, client = Queue(queue, prefix=prefix()), get_client()
-    with guard():
-        now = server_now(client)
-        h = client.hgetall(q.keys.job(job_id))
-    if not h:
-        return None
-    try:
-        errors = json.loads(h.get("errors") or "[]")
-    except ValueError:
-        errors = []
-    return JobDetail(queue, job_id, now, h, errors)
-
-
-def find(job_id: str) -> list[str]:
-    """The known queues holding a job with this id."""
-    names = known_queues()
-    client = get_client()
-    with guard():
-        pipe = client.pipeline(transaction=False)
-        for n in names:
-            pipe.exists(Queue(n, prefix=prefix()).keys.job(job_id))
-        found = pipe.execute() if names else []
-    return [n for n, hit in zip(names, found, strict=True) if hit]

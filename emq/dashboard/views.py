@@ -13,15 +13,17 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from .. import conf
+from ..core import config, keys, topology
 from ..errors import EmqError
-from . import present, queries
+from . import flowlists, lists, present, queries
 from .scan import SCAN_BUDGET, Filters, Slice
 
 TABS = (
     ("changelist", "Overview"), ("lanes", "Lanes"), ("leases", "Leases"), ("stalled", "Stalled"),
-    ("scheduled", "Scheduled"), ("completed", "Completed"), ("dead", "Dead letter"),
+    ("waiting", "Waiting"), ("scheduled", "Scheduled"), ("completed", "Completed"), ("dead", "Dead letter"),
+    ("cancelled", "Cancelled"), ("flows", "Flows"),
 )
+STATE_TABS = ("waiting", "scheduled", "completed", "dead", "cancelled")  # lists that share filters
 
 
 def url(page: str, /, **params: Any) -> str:
@@ -35,13 +37,18 @@ def recurrence_jobs_url(queue: str, recurrence: str, state: str = "completed") -
     return url(state, queue=queue, origin=f"repeat:{recurrence}")
 
 
-def selected_queue(request: HttpRequest) -> str:
-    return request.GET.get("queue", "").strip() or conf.get("EMQ_DEFAULT_QUEUE")
+def selected_queue(params: Any) -> str:
+    """The physical queue a page or action is about (a partitioned queue's name: its first partition)."""
+    name = params.get("queue", "").strip() or config.get("EMQ_DEFAULT_QUEUE")
+    return topology.names(name)[0]
+
+
+MAX_POSITION = 2**31  # paging past any real set: an empty page, never a server error
 
 
 def _int(request: HttpRequest, name: str) -> int:
     try:
-        return max(int(request.GET.get(name, 0)), 0)
+        return min(max(int(request.GET.get(name, 0)), 0), MAX_POSITION)
     except ValueError:
         return 0
 
@@ -50,7 +57,7 @@ def render(model_admin: Any, request: HttpRequest, tab: str, title: str, templat
     """Render a page inside the admin, with the tabs, the queue picker and the permissions."""
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-    queue = extra.pop("queue", selected_queue(request))
+    queue = extra.pop("queue", selected_queue(request.GET))
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
@@ -62,6 +69,7 @@ def render(model_admin: Any, request: HttpRequest, tab: str, title: str, templat
         "tabs": [(name, label, url(name, queue=queue)) for name, label in TABS],
         "can_change": model_admin.has_change_permission(request),
         "here": request.get_full_path(),
+        "feed": url("feed", queue=queue) if config.get("EMQ_EVENTS") else "",
         **extra,
     }
     return TemplateResponse(request, f"admin/emq/dashboard/{template}.html", context)
@@ -78,14 +86,14 @@ def overview(model_admin: Any, request: HttpRequest) -> HttpResponse:
         model_admin, request, "changelist", "Job dashboard", "overview", data=data, now_ms=data.now_ms,
         bars=[(present.exact(t)[11:16], c, f, 100 * c / peak, 100 * f / peak) for t, c, f in data.minutes],
         totals=(sum(c for _, c, _ in data.minutes), sum(f for _, _, f in data.minutes)),
-        more_queues=more_queues, more_workers=more_workers, pump_park=conf.get("EMQ_PUMP_PARK"),
+        more_queues=more_queues, more_workers=more_workers, pump_park=config.get("EMQ_PUMP_PARK"), live=True,
     )
 
 
 def lanes(model_admin: Any, request: HttpRequest) -> HttpResponse:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-    queue = selected_queue(request)
+    queue = selected_queue(request.GET)
     data = queries.lanes(queue, _int(request, "pos"), _int(request, "lc"))
     return render(
         model_admin, request, "lanes", f"Lanes of {queue}", "lanes", data=data, now_ms=data.now_ms,
@@ -95,16 +103,30 @@ def lanes(model_admin: Any, request: HttpRequest) -> HttpResponse:
     )
 
 
+def ready(model_admin: Any, request: HttpRequest) -> HttpResponse:
+    """One lane's ready jobs in claim order, a page at a time (reached from the Lanes page)."""
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    queue = selected_queue(request.GET)
+    group = request.GET.get("group", "").strip() or keys.DEFAULT_GROUP
+    data = lists.ready(queue, group, _int(request, "pos"))
+    pager = _pager("ready", data.slice, {"queue": queue, "group": group})
+    return render(
+        model_admin, request, "lanes", f"Ready in lane {group} — {queue}", "ready", data=data, now_ms=data.now_ms,
+        rows=data.slice.rows, slice=data.slice, group=group, **pager,
+    )
+
+
 def _job_list(model_admin: Any, request: HttpRequest, tab: str, title: str, read: Any) -> HttpResponse:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-    queue, filters = selected_queue(request), Filters.from_query(request.GET)
+    queue, filters = selected_queue(request.GET), Filters.from_query(request.GET)
     data = read(queue, _int(request, "pos"), filters)
     keep = {"queue": queue, "name": filters.name, "group": filters.group, "origin": filters.origin}
     return render(
         model_admin, request, tab, f"{title} — {queue}", tab, data=data, now_ms=data.now_ms, filters=filters,
         rows=data.slice.rows, slice=data.slice, budget=SCAN_BUDGET, **_pager(tab, data.slice, keep),
-        state_links=[(n, label, url(n, **keep)) for n, label in TABS[4:]],
+        state_links=[(n, label, url(n, **keep)) for n, label in TABS if n in STATE_TABS],
     )
 
 
@@ -117,42 +139,47 @@ def _pager(tab: str, s: Slice, keep: dict[str, str]) -> dict[str, str | None]:
 
 
 def leases(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    return _job_list(model_admin, request, "leases", "Leases", queries.leases)
+    return _job_list(model_admin, request, "leases", "Leases", lists.leases)
 
 
 def stalled(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    return _job_list(model_admin, request, "stalled", "Stalled", queries.stalled)
+    return _job_list(model_admin, request, "stalled", "Stalled", lists.stalled)
 
 
 def scheduled(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    return _job_list(model_admin, request, "scheduled", "Scheduled", queries.scheduled)
+    return _job_list(model_admin, request, "scheduled", "Scheduled", lists.scheduled)
 
 
 def completed(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    return _job_list(model_admin, request, "completed", "Completed", queries.completed)
+    return _job_list(model_admin, request, "completed", "Completed", lists.completed)
 
 
 def dead(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    return _job_list(model_admin, request, "dead", "Dead letter", queries.dead)
+    return _job_list(model_admin, request, "dead", "Dead letter", lists.dead)
+
+
+def cancelled(model_admin: Any, request: HttpRequest) -> HttpResponse:
+    return _job_list(model_admin, request, "cancelled", "Cancelled", lists.cancelled)
 
 
 def job(model_admin: Any, request: HttpRequest) -> HttpResponse:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-    queue, job_id = selected_queue(request), request.GET.get("id", "").strip()
-    detail = queries.job(queue, job_id) if job_id else None
+    queue, job_id = selected_queue(request.GET), request.GET.get("id", "").strip()
+    detail = lists.job(queue, job_id) if job_id else None
     if detail is None:
         messages.warning(request, f"No job {job_id!r} in queue {queue!r}: never minted, deleted, or trimmed.")
         return HttpResponseRedirect(url("changelist"))
     return render(model_admin, request, "", f"Job {job_id}", "job", queue=queue, job=detail, now_ms=detail.now_ms,
-                  f=detail.fields, described=present.describe(detail.fields))
+                  f=detail.fields, described=present.describe(detail.fields), progress=present.progress(detail.fields),
+                  links=flowlists.job_links(queue, job_id, detail.fields))
 
 
 def find(model_admin: Any, request: HttpRequest) -> HttpResponse:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
     job_id = request.GET.get("id", "").strip()
-    found = queries.find(job_id) if job_id else []
+    found = lists.find(job_id) if job_id else []
     if len(found) == 1:
         return HttpResponseRedirect(url("job", queue=found[0], id=job_id))
     if not found:

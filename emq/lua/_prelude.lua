@@ -5,10 +5,10 @@
   KEYS[2] guard  ns .. 'guard', never read or written: scripts.run declares it so that a node
               migrating the queue's slot refuses the script (TRYAGAIN) rather than run it
               against half the keys; each operation's header lists KEYS[1] only
-  Suffixes used here: job:<id>, lane:<group>, ring, lanes, caps, active, scheduled, wake,
-                      pumpwake, leases, dead, reclaims, stats
+  Suffixes used here: job:<id>, lane:<group>, ring, lanes, caps, active, paused:groups, scheduled,
+                      wake, pumpwake, leases, dead, reclaims, stats
 ]]
-local ns = KEYS[1]
+-- ns (KEYS[1]) is bound in _events.lua, loaded before this file.
 
 -- Read the server clock once per script (Redis 7.0 does not freeze it for a script).
 local function now_ms()
@@ -30,21 +30,26 @@ local function at_cap(group)
   return tonumber(redis.call('HGET', ns .. 'active', group) or '0') >= tonumber(cap)
 end
 
--- Restore the ring invariant for one group: on the ring iff its lane has work and it is under its cap.
--- Returns true when the group is on the ring afterwards.
+-- A group stays off the ring while its lane is paused or it is at its cap.
+local function off_ring(group)
+  return redis.call('SISMEMBER', ns .. 'paused:groups', group) == 1 or at_cap(group)
+end
+
+-- Restore the ring invariant for one group: on the ring iff its lane has work, is not paused and
+-- is under its cap. Returns true when the group is on the ring afterwards.
 local function ring_fix(group)
   redis.call('LREM', ns .. 'ring', 0, group)
-  if redis.call('EXISTS', ns .. 'lane:' .. group) == 1 and not at_cap(group) then
+  if redis.call('EXISTS', ns .. 'lane:' .. group) == 1 and not off_ring(group) then
     redis.call('RPUSH', ns .. 'ring', group)
     return true
   end
   return false
 end
 
--- A lane that was empty got work: it joins the lane set, and the ring unless at its cap.
+-- A lane that was empty got work: it joins the lane set, and the ring unless paused or at its cap.
 local function lane_joined(group)
   redis.call('SADD', ns .. 'lanes', group)
-  if not at_cap(group) then redis.call('RPUSH', ns .. 'ring', group) end
+  if not off_ring(group) then redis.call('RPUSH', ns .. 'ring', group) end
 end
 
 -- Make an id ready in its group's lane; a lane that was empty joins the ring and the lane set.
@@ -95,6 +100,20 @@ local function first_line(text)
   return string.match(text, '^[^\n]*') or text
 end
 
+-- Retention of a set of finished jobs (done, cancelled): drop what is older than ttl ms or over keep,
+-- at most added + 100 a call (a bounded slice), with their hashes.
+local function trim(suffix, now, ttl, keep, added)
+  local z = ns .. suffix
+  local old = redis.call('ZCOUNT', z, '-inf', now - ttl)
+  local excess = math.min(math.max(old, redis.call('ZCARD', z) - keep), added + 100)
+  if excess > 0 then
+    local victims = redis.call('ZRANGE', z, 0, excess - 1)
+    for j = 1, #victims do victims[j] = ns .. 'job:' .. victims[j] end
+    redis.call('DEL', unpack(victims))
+    redis.call('ZREMRANGEBYRANK', z, 0, excess - 1)
+  end
+end
+
 -- Move a job to the dead-letter set.
 local function bury(key, id, now, error_text, reason)
   redis.call('HSET', key, 'state', 'dead', 'error', error_text, 'finished', now, 'reason', reason)
@@ -122,6 +141,7 @@ local function promote_due(now, limit)
     if f[1] == 'scheduled' then
       redis.call('HSET', key, 'state', 'ready')
       lane_push(f[2], id, tonumber(f[3] or '0') > 0)
+      emit('ready', id)
     end
   end
   redis.call('ZREM', ns .. 'scheduled', unpack(ids))
@@ -136,7 +156,7 @@ local function reclaim_expired(now, limit)
   local released, ready, dead = {}, 0, 0
   for _, id in ipairs(ids) do
     local key = ns .. 'job:' .. id
-    local f = redis.call('HMGET', key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts')
+    local f = redis.call('HMGET', key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts', 'notify')
     if f[1] == 'active' then
       local stalled = tonumber(f[3] or '0') + 1
       local line = 'stalled: lease expired (worker ' .. (f[5] or '?') .. ')'
@@ -147,10 +167,13 @@ local function reclaim_expired(now, limit)
       if stalled > tonumber(f[4] or '1') then
         bury(key, id, now, line, 'stalled')
         dead = dead + 1
+        emit('stalled', id, 'dead')
+        if f[7] then flow_finished(id, 'dead', now) end
       else
         redis.call('HSET', key, 'state', 'ready')
         lane_push(f[2], id, true)
         ready = ready + 1
+        emit('stalled', id, 'ready')
       end
     end
   end
@@ -164,8 +187,8 @@ local function reclaim_expired(now, limit)
 end
 
 -- ARGV fields per job in mint's layout: id, if_absent, fn, args, kwargs, group, due, max_attempts,
--- lease, max_stalled, backoff, origin, priority, meta (engine.MintSpec.argv builds it).
-local JOB_FIELDS = 14
+-- lease, max_stalled, backoff, origin, priority, meta, timeout (engine.MintSpec.argv builds it).
+local JOB_FIELDS = 15
 
 -- Create one job from the JOB_FIELDS ARGV fields at ARGV[b+1..]; if_absent forces keep-if-exists on.
 -- A ready job goes to push(group, id, front) (lane_push, or mint's batching); front = priority > 0
@@ -185,7 +208,7 @@ local function put_job(b, now, if_absent, push)
   redis.call('HSET', key, 'fn', ARGV[b + 3], 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5],
     'group', group, 'state', state, 'attempts', 0, 'max_attempts', ARGV[b + 8],
     'lease', ARGV[b + 9], 'max_stalled', ARGV[b + 10], 'backoff', ARGV[b + 11],
-    'created', now, 'due', due)
+    'timeout', ARGV[b + 15], 'created', now, 'due', due)
   if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
   local priority = tonumber(ARGV[b + 13])
   if priority ~= 0 then redis.call('HSET', key, 'priority', priority) end

@@ -26,6 +26,7 @@ for i, id in ipairs(ARGV) do
     redis.call('ZREM', ns .. 'dead', id)
     lane_push(f[2], id, false)
     ready = ready + 1
+    emit('ready', id)
     out[i] = 'ok'
   end
 end
@@ -33,4 +34,5 @@ if ready > 0 then
   redis.call('HINCRBY', ns .. 'stats', 'revived', ready)
   wake('wake')
 end
+flush_events()
 return out

@@ -20,8 +20,10 @@ for i, id in ipairs(ARGV) do
     redis.call('HSET', key, 'state', 'ready', 'due', now)
     lane_push(f[2], id, false)
     ready = ready + 1
+    emit('ready', id)
     out[i] = 'ok'
   end
 end
 if ready > 0 then wake('wake') end
+flush_events()
 return out

@@ -1,13 +1,17 @@
 --[[
   bclaim: lease up to ARGV[1] ready jobs in one round trip, rotating the ring of lanes.
   Each claim takes the lane at the ring's head and rotates it to the tail, so groups share
-  the queue fairly even inside one batch; a lone lane is popped in one LPOP.
+  the queue fairly even inside one batch; a lone lane is popped in one LPOP. A paused queue
+  answers nothing (one EXISTS, after the idle check); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
-  Derived: ring, lanes, caps, active, leases, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
-  Returns: {now_ms, then 8 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff}
-           token = the job's attempts after the increment: its fencing token
+  Derived: ring, lanes, caps, active, paused, leases, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
+  Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
+           group, due_ms, meta, timeout}
+           token = the job's attempts after the increment: its fencing token; due_ms = when it became
+           due (now - due_ms is its wait in the queue); meta = "" or the JSON object mint stored;
+           timeout = "<ms>,<soft ms>" (0: none), or nil for a job minted before time limits
 ]]
 local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
@@ -17,6 +21,7 @@ local got, leases, taken, drained = 0, {}, {}, {}
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
+if redis.call('EXISTS', ns .. 'paused') == 1 then return out end
 local has_caps = redis.call('EXISTS', ns .. 'caps') == 1
 
 -- How many more jobs a group may start now (nil: no cap).
@@ -30,19 +35,24 @@ end
 
 local function lease_one(id, group)
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts')
+  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
+    'due', 'meta', 'timeout')
   if f[1] ~= 'ready' then return end
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
   local token = tonumber(f[8] or '0') + 1
   local expiry = now + tonumber(f[5])
   redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
     'worker', worker)
+  emit('active', id, token)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
   first_expiry = math.min(first_expiry, expiry)
   taken[group] = (taken[group] or 0) + 1
   got = got + 1
-  for _, v in ipairs({id, token, f[2], f[3], f[4], f[5], f[6], f[7]}) do out[#out + 1] = v end
+  -- A missing field is false (HMGET), never nil, so ipairs reaches the end; false is sent as nil.
+  for _, v in ipairs({id, token, f[2], f[3], f[4], f[5], f[6], f[7], group, f[9] or now, f[10] or '', f[11]}) do
+    out[#out + 1] = v
+  end
 end
 
 while got < want and ringlen > 0 do
@@ -84,4 +94,5 @@ if got > 0 then
   -- Work left behind: pass the baton to the next parked worker.
   if ringlen > 0 then wake('wake') end
 end
+flush_events()
 return out

@@ -4,7 +4,8 @@
   ARGV[1] ms        new lease length from now (server clock)
   then 2 fields per item: id, token
   Derived: job:<id>, leases
-  Returns: {status_1, ...}   status = "ok" | "stale" (token not current or job not active) | "missing"
+  Returns: {status_1, ...}   status = "ok" | "cancelled" (the holder's job was cancelled: stop it) |
+                             "stale" (token not current or job not active) | "missing"
 ]]
 local ms = tonumber(ARGV[1])
 local now = now_ms()
@@ -15,6 +16,8 @@ for i = 2, #ARGV, 2 do
   local f = redis.call('HMGET', key, 'state', 'attempts')
   if not f[1] then
     out[#out + 1] = 'missing'
+  elseif f[1] == 'cancelled' and f[2] == token then
+    out[#out + 1] = 'cancelled'
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
   else

@@ -8,18 +8,22 @@
   ARGV[3] keep      at most this many completed jobs are kept
   then 5 fields per item:
           id, token,
-          outcome     "completed" | "failed" (retry while attempts remain) | "dead" (no retry)
+          outcome     "completed" | "failed" (retry while attempts remain) | "dead" (no retry) |
+                      "discarded" (dead, no retry, reason "discarded": the job raised emq.Discard)
           value       result JSON when completed; error text (first line, then traceback) otherwise
           retry_ms    delay before the retry, chosen by the caller's backoff (0 = ready now)
   Derived: job:<id>, leases, done, dead, scheduled, lane:<group>, ring, lanes, caps, active,
-           wake, pumpwake, stats, minute:<n>
-  Returns: {status_1, ..., status_n}   status = "ok" | "stale" | "missing"
+           paused:groups, wake, pumpwake, stats, minute:<n>, and what a flow's end touches (_flow.lua)
+  Returns: {state_1, ..., state_n}   the state the script decided for each item:
+           "completed" | "ready" (retry now) | "scheduled" (retry later) | "dead",
+           or "stale" (token not current) | "missing" (no such job), which changed nothing
 ]]
 local n, ttl, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
 local out, freed, released = {}, {}, {}
 local done, retried, dead, stale, requeued = {}, 0, 0, 0, 0
 
+-- Record a failed attempt; returns the job's new state (the retry rule lives here and only here).
 local function fail(key, id, f, outcome, text, retry_ms)
   local attempts, max = tonumber(f[2]), tonumber(f[3])
   note_error(key, attempts, now, first_line(text))
@@ -29,36 +33,44 @@ local function fail(key, id, f, outcome, text, retry_ms)
       redis.call('HSET', key, 'state', 'ready', 'error', text, 'due', now)
       lane_push(f[4], id, false)
       requeued = requeued + 1
-    else
-      redis.call('HSET', key, 'state', 'scheduled', 'error', text, 'due', now + retry_ms)
-      schedule(id, now + retry_ms)
+      emit('retried', id, 'ready')
+      return 'ready'
     end
-  else
-    bury(key, id, now, text, 'failed')
-    dead = dead + 1
+    redis.call('HSET', key, 'state', 'scheduled', 'error', text, 'due', now + retry_ms)
+    schedule(id, now + retry_ms)
+    emit('retried', id, 'scheduled')
+    return 'scheduled'
   end
+  local reason = outcome == 'discarded' and 'discarded' or 'failed'
+  bury(key, id, now, text, reason)
+  dead = dead + 1
+  emit('dead', id, reason)
+  if f[6] then flow_finished(id, 'dead', now) end
+  return 'dead'
 end
 
 for i = 0, n - 1 do
   local b = 3 + i * 5
   local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled')
+  local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled', 'notify')
   if not f[1] then
     out[#out + 1] = 'missing'
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
     stale = stale + 1
   else
-    out[#out + 1] = 'ok'
     freed[#freed + 1] = id
     released[f[4]] = (released[f[4]] or 0) + 1
     if outcome == 'completed' then
       redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
       done[#done + 1] = now
       done[#done + 1] = id
+      out[#out + 1] = 'completed'
+      emit('completed', id)
+      if f[6] then flow_finished(id, 'completed', now) end
     else
-      fail(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
+      out[#out + 1] = fail(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
     end
   end
 end
@@ -68,18 +80,8 @@ if #freed > 0 then
   active_release(released)
 end
 if #done > 0 then
-  local zdone = ns .. 'done'
-  redis.call('ZADD', zdone, unpack(done))
-  -- Retention: drop what is past its age or over the count, a bounded slice per batch.
-  local old = redis.call('ZCOUNT', zdone, '-inf', now - ttl)
-  local excess = math.max(old, redis.call('ZCARD', zdone) - keep)
-  excess = math.min(excess, #done + 100)
-  if excess > 0 then
-    local victims = redis.call('ZRANGE', zdone, 0, excess - 1)
-    for j = 1, #victims do victims[j] = ns .. 'job:' .. victims[j] end
-    redis.call('DEL', unpack(victims))
-    redis.call('ZREMRANGEBYRANK', zdone, 0, excess - 1)
-  end
+  redis.call('ZADD', ns .. 'done', unpack(done))
+  trim('done', now, ttl, keep, #done)
 end
 count(now, 'completed', #done / 2)
 count(now, 'failed', retried + dead)
@@ -88,4 +90,5 @@ count(now, 'dead', dead)
 count(now, 'stale', stale)
 -- A retry due now is visible work like a mint: a parked worker must hear of it.
 if requeued > 0 then wake('wake') end
+flush_events()
 return out

@@ -1,7 +1,7 @@
 --[[
   mint: create a chunk of jobs in one round trip, each ready in its lane or scheduled.
   KEYS[1] ns        <prefix>:{<queue>}:
-  ARGV[1] n         number of jobs (1..1000); then 14 fields per job:
+  ARGV[1] n         number of jobs (1..1000); then 15 fields per job:
           id          string
           if_absent   "1" when the caller chose the id: an existing job keeps it (idempotent)
           fn          registered job name
@@ -17,7 +17,8 @@
           priority    integer -100..100; > 0 puts the job at the head of its lane each time it
                       becomes ready (mint, promotion), so it passes its own group's waiting work only
           meta        "" or a JSON object kept for the caller (e.g. the django.tasks backend's data)
-  Derived: job:<id>, lane:<group>, ring, lanes, caps, active, scheduled, wake, pumpwake, stats
+          timeout     "<ms>,<soft ms>" time limit of each attempt and its soft limit (0: none)
+  Derived: job:<id>, lane:<group>, ring, lanes, caps, active, paused:groups, scheduled, wake, pumpwake, stats
   Returns: {now_ms, created_1, ..., created_n}   created = 1 new job, 0 an existing job kept its id
 ]]
 local n = tonumber(ARGV[1])
@@ -41,6 +42,7 @@ for i = 0, n - 1 do
   created = created + made
   if now_ready then ready = ready + 1 end
   out[#out + 1] = made
+  if made == 1 then emit('minted', ARGV[2 + i * JOB_FIELDS], now_ready and 'ready' or 'scheduled') end
 end
 for _, group in ipairs(groups) do
   local ids = ready_ids[group]
@@ -50,4 +52,5 @@ for _, group in ipairs(groups) do
 end
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end
+flush_events()
 return out

@@ -23,9 +23,11 @@ for i = 1, #ARGV, 3 do
       redis.call('HSET', key, 'state', 'ready', 'due', now)
       lane_push(f[3], id, true)
       ready = ready + 1
+      emit('ready', id)
     else
       redis.call('HSET', key, 'state', 'scheduled', 'due', now + delay)
       schedule(id, now + delay)
+      emit('scheduled', id)
     end
     out[#out + 1] = 'ok'
   end
@@ -35,4 +37,5 @@ if #freed > 0 then
   active_release(released)
 end
 if ready > 0 then wake('wake') end
+flush_events()
 return out

@@ -10,7 +10,7 @@
   ARGV[4] next      ms of the next occurrence after the ones minted here
   ARGV[5] last      ms of the newest occurrence minted here, or "" when none
   ARGV[6] skipped   missed occurrences dropped by the recurrence's policy (counted in stats)
-  ARGV[7] n         jobs to mint; then 14 fields per job, as in mint (if_absent is forced on)
+  ARGV[7] n         jobs to mint; then 15 fields per job, as in mint (if_absent is forced on)
   Derived: repeat, repeat:next, repeat:last, plus what mint touches
   Returns: {now_ms, created_1, ..., created_n}; {now_ms, -1} when the compare-and-set lost
 ]]
@@ -29,10 +29,12 @@ for i = 0, tonumber(ARGV[7]) - 1 do
   created = created + made
   if now_ready then ready = ready + 1 end
   out[#out + 1] = made
+  if made == 1 then emit('minted', ARGV[8 + i * JOB_FIELDS], now_ready and 'ready' or 'scheduled') end
 end
 redis.call('ZADD', ns .. 'repeat:next', ARGV[4], name)
 if ARGV[5] ~= '' then redis.call('HSET', ns .. 'repeat:last', name, ARGV[5]) end
 count(now, 'minted', created)
 count(now, 'repeat_skipped', tonumber(ARGV[6]))
 if ready > 0 then wake('wake') end
+flush_events()
 return out

@@ -7,4 +7,6 @@
   Derived: leases, job:<id>, lane:<group>, ring, lanes, caps, active, dead, reclaims, wake, stats
   Returns: {id, ...} the reclaimed ids
 ]]
-return reclaim_expired(now_ms(), tonumber(ARGV[1]))
+local reclaimed = reclaim_expired(now_ms(), tonumber(ARGV[1]))
+flush_events()
+return reclaimed

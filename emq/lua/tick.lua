@@ -8,11 +8,12 @@
   ARGV[3] limit     most jobs to promote and leases to reclaim in this step
   ARGV[4] park      ms the Pump parks at most
   Derived: leader, pumpnext, scheduled, leases, repeat:next, plus what promote and reclaim touch
-  Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_ms}
+  Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_ms, relay}
+           relay = entries in the relay list, which the leading Pump forwards (flow_out)
 ]]
 local me, ttl, limit, park = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lead = redis.call('GET', ns .. 'leader')
-if lead and lead ~= me then return {0, 0, 0, park, 0, 0} end
+if lead and lead ~= me then return {0, 0, 0, park, 0, 0, 0} end
 if lead then
   redis.call('PEXPIRE', ns .. 'leader', ttl)
 else
@@ -48,4 +49,5 @@ local repeat_due = 0
 if rep and rep <= now then repeat_due = 1 end
 -- When this Pump will tick next: a claim whose lease expires sooner wakes it (bclaim).
 redis.call('SET', ns .. 'pumpnext', next_at, 'PX', ttl)
-return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now}
+flush_events()
+return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now, redis.call('LLEN', ns .. 'relay')}

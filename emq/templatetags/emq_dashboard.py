@@ -15,7 +15,8 @@ def reltime(ms, now_ms, countdown: bool = False):
     """A <time> that reads "in 4 s" / "3 min ago", shows the exact time on hover and stays live."""
     if ms in (None, ""):
         return "—"
-    ms = int(ms)
+    if (ms := present.as_ms(ms)) is None:  # a corrupt stored time: shown as text, never a crash
+        return "(not a time)"
     cls = "emq-rel emq-countdown" if countdown else "emq-rel"
     return format_html(
         '<time class="{}" data-ms="{}" datetime="{}" title="{}">{}</time>',

@@ -4,28 +4,33 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from emq import conf
-from emq.api import apply_group_limits
-from emq.apps import autodiscover
+from emq.core.limits import apply_group_limits
 from emq.errors import EmqError
+from emq.jobs import autodiscover
+from emq.management import options as check
 
 
 class Command(BaseCommand):
     help = (
         "Run the Pump for some queues: it promotes jobs when they fall due, reclaims the leases "
-        "of workers that died, and mints recurrences. Any number may run; one leads each queue."
+        "of workers that died, and mints recurrences. Any number may run; one leads each queue. "
+        "An unreachable server at start is waited for, saying so once (EMQ_STARTUP_WAIT bounds the wait)."
     )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--queues", default=None, help="comma-separated queues (default: EMQ_DEFAULT_QUEUE)")
 
     def handle(self, *args, **options) -> None:
-        from emq.pump import run_forever
+        from emq.runtime import logs, startup
+        from emq.runtime.pump import run_forever
 
-        names = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
+        names = check.queue_names(options["queues"])
         try:
+            logs.setup()
+            if not startup.wait_for_server():
+                return
             apply_group_limits(names)
             autodiscover()
-            run_forever(names, announce=self.stdout.write)
+            run_forever(names)  # says it runs through the "emq.pump" logger (JSON with EMQ_LOG_FORMAT=json)
         except EmqError as exc:
             raise CommandError(str(exc)) from None

@@ -1,7 +1,16 @@
-"""``manage.py emq_up``: everything for development in one command (what ``make run`` calls)."""
+"""``manage.py emq_up``: everything for development in one command (what ``make run`` calls).
+
+It checks the server first (an unreachable EMQ_URL is one line and exit 1, nothing started), then
+starts a Pump, a worker and the web server, each in a process group of its own and set to die
+with it, so a terminal's Ctrl-C reaches them only through here: the first stops them gracefully,
+a second cuts the worker's grace short. A child that exits on its own (a web server whose port is
+taken) stops the rest and makes this exit 1. The embedded Valkey it started stops with it; one it
+found running keeps running, and it says so once, with how to stop it.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import signal
@@ -12,10 +21,13 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from emq.connection import data_dir, mask, server_url
+from emq.core import config, embedded
+from emq.core.connection import data_dir, get_client, guard, mask
 from emq.errors import EmqError
 
 DEMO_RECURRENCE = "demo-add-every-3s"
+STOP_WAIT = 45.0  # seconds the children get to stop (the worker's grace is 30 s) before they are killed
+log = logging.getLogger("emq.up")
 
 
 class Command(BaseCommand):
@@ -30,18 +42,50 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=4, help="worker threads")
 
     def handle(self, *args, **options) -> None:
+        from emq.runtime import logs
+
         try:
-            url = server_url()
+            logs.setup()
+            url, started = self._server()
         except EmqError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"valkey   {mask(url)}  (data in {data_dir()})")
-        user, password = self._demo_user()
-        self._demo_recurrence()
-        procs = self._start(options)
-        self.stdout.write(f"admin    http://{options['addr']}/admin/  user {user!r} password {password!r}")
-        self._seed()
-        self.stdout.write("Ctrl-C stops everything.")
-        self._supervise(procs)
+        children, failed = Children(), None
+        children.listen()  # from here on a signal stops what has started, however far it got
+        try:
+            log.info("valkey   %s  (data in %s)", mask(url), data_dir())
+            user, password = self._demo_user()
+            self._demo_recurrence()
+            children.start(options)
+            log.info("admin    http://%s/admin/  user %r password %r", options["addr"], user, password)
+            self._seed()
+            log.info("Ctrl-C stops everything.")
+            failed = children.supervise()
+        except EmqError as exc:
+            failed = str(exc)
+        finally:
+            children.stop()
+            self._leave_server(started)
+        if failed:
+            raise CommandError(failed)
+
+    def _server(self) -> tuple[str, bool]:
+        """The server's URL, checked to answer; whether this command started it (the embedded one)."""
+        if config.get("EMQ_URL"):
+            with guard():
+                get_client().ping()
+            return config.get("EMQ_URL"), False
+        before = embedded.running(data_dir())
+        return embedded.start(data_dir()), before is None
+
+    def _leave_server(self, started: bool) -> None:
+        if config.get("EMQ_URL"):
+            return
+        if started:
+            embedded.stop(data_dir())
+            log.info("stopped the embedded Valkey in %s", data_dir())
+        else:
+            log.info("the embedded Valkey in %s was running before emq_up and keeps running; "
+                     "stop it with: python manage.py emq server stop", data_dir())
 
     def _demo_user(self) -> tuple[str, str]:
         from django.contrib.auth import get_user_model
@@ -58,7 +102,7 @@ class Command(BaseCommand):
         return "admin", password
 
     def _demo_recurrence(self) -> None:
-        from emq.apps import autodiscover
+        from emq.jobs import autodiscover
         from emq.models import Recurrence
 
         autodiscover()
@@ -66,41 +110,68 @@ class Command(BaseCommand):
         row.job, row.every, row.cron, row.args, row.enabled = "demo.jobs.add", timedelta(seconds=3), "", [2, 3], True
         row.full_clean()
         row.save()
-        self.stdout.write(f"repeat   {DEMO_RECURRENCE!r}: demo.jobs.add(2, 3) minted every 3 s (edit it in the admin)")
-
-    def _start(self, options) -> dict[str, subprocess.Popen]:
-        py = [sys.executable, "manage.py"]
-        # Development shows every outcome: completed jobs log at DEBUG (silent in production).
-        verbose = {**os.environ, "EMQ_LOG_LEVEL": os.environ.get("EMQ_LOG_LEVEL", "DEBUG")}
-        worker = [*py, "emq_worker", "--no-pump", "--concurrency", str(options["concurrency"])]
-        return {
-            "pump": subprocess.Popen([*py, "emq_pump"]),
-            "worker": subprocess.Popen(worker, env=verbose),
-            "web": subprocess.Popen([*py, "runserver", options["addr"], "--noreload"]),
-        }
+        log.info("repeat   %r: demo.jobs.add(2, 3) minted every 3 s (edit it in the admin)", DEMO_RECURRENCE)
 
     def _seed(self) -> None:
         from demo import jobs
 
         for n in range(3):
             jobs.flaky_report.enqueue(n)
-        self.stdout.write("demo     3 flaky_report jobs enqueued; watch the worker's log")
+        log.info("demo     3 flaky_report jobs enqueued; watch the worker's log")
 
-    def _supervise(self, procs: dict[str, subprocess.Popen]) -> None:
-        stopping = []
+
+def _spawn(argv: list[str]) -> subprocess.Popen:
+    """A child in its own process group (a terminal's Ctrl-C is not sent to it) that dies with this process."""
+    from emq.runtime.supervisor import die_with_parent
+
+    return subprocess.Popen(argv, process_group=0, preexec_fn=die_with_parent, env=os.environ.copy())
+
+
+class Children:
+    """The started processes: watched until one exits or a signal asks to stop; then stopped together."""
+
+    def __init__(self) -> None:
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.signals = 0
+
+    def start(self, options: dict) -> None:
+        py = [sys.executable, "manage.py"]
+        worker = [*py, "emq_worker", "--no-pump", "--concurrency", str(options["concurrency"])]
+        web = [*py, "runserver", options["addr"], "--noreload"]
+        for name, argv in (("pump", [*py, "emq_pump"]), ("worker", worker), ("web", web)):
+            self.procs[name] = _spawn(argv)
+
+    def listen(self) -> None:
+        """Count SIGINT and SIGTERM instead of dying: the first stops everything, a second hurries the worker."""
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stopping.append(True))
-        while not stopping:
-            for name, p in procs.items():
+            signal.signal(sig, self._on_signal)
+
+    def supervise(self) -> str | None:
+        """Wait until Ctrl-C/SIGTERM (None) or until a child exits on its own (what happened)."""
+        while not self.signals:
+            for name, p in self.procs.items():
                 if p.poll() is not None:
-                    self.stderr.write(f"{name} exited with {p.returncode}; stopping the rest")
-                    stopping.append(True)
+                    return f"{name} exited with code {p.returncode}; stopped the rest"
             time.sleep(0.2)
-        for p in procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs.values():
+        return None
+
+    def _on_signal(self, *_: object) -> None:
+        self.signals += 1
+        if self.signals > 1:  # a second Ctrl-C: the worker releases its jobs now
+            self._send(signal.SIGTERM)
+
+    def stop(self) -> None:
+        """SIGTERM each child once, wait up to STOP_WAIT (a second Ctrl-C hurries the worker), then kill."""
+        self._send(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_WAIT
+        for p in self.procs.values():
             try:
-                p.wait(timeout=40)
+                p.wait(timeout=max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
+
+    def _send(self, sig: int) -> None:
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(sig)

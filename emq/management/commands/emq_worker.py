@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from emq import conf
-from emq.apps import autodiscover
+from emq.core import config
 from emq.errors import EmqError
+from emq.jobs import autodiscover
+from emq.management import options as check
 
 
 class Command(BaseCommand):
     help = (
         "Run emq jobs: claim them in batches from the given queues, run them on a thread pool, "
         "and finish them in batches. SIGTERM/SIGINT stop claiming and let running jobs finish "
-        "within the grace period (a second signal cuts it short)."
+        "within the grace period (a second signal cuts it short). An unreachable server at start "
+        "is waited for, saying so once (EMQ_STARTUP_WAIT bounds the wait)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -27,15 +29,20 @@ class Command(BaseCommand):
             "--processes", type=int, default=1,
             help="worker processes, each with its own thread pool, under one supervisor that restarts them",
         )
+        parser.add_argument("--metrics-port", type=int, default=None,
+                            help="serve Prometheus histograms of this worker's jobs on this port (EMQ_METRICS_PORT)")
 
     def handle(self, *args, **options) -> None:
-        from emq.worker import Worker
+        from emq.runtime import logs, startup
+        from emq.runtime.worker import Worker
 
-        queues = [q.strip() for q in (options["queues"] or conf.get("EMQ_DEFAULT_QUEUE")).split(",") if q.strip()]
-        if options["concurrency"] < 1:
-            raise CommandError("--concurrency must be at least 1")
-        if options["processes"] < 1:
-            raise CommandError("--processes must be at least 1")
+        queues = check.queue_names(options["queues"])
+        check.at_least("--concurrency", options["concurrency"], 1)
+        check.at_least("--processes", options["processes"], 1)
+        check.at_least("--batch", options["batch"], 1)
+        check.at_least("--grace", options["grace"], 0)
+        metrics_port = options["metrics_port"] or config.get("EMQ_METRICS_PORT")
+        check.port("--metrics-port", metrics_port)
 
         def work() -> int:
             worker = Worker(
@@ -49,12 +56,25 @@ class Command(BaseCommand):
             return worker.run()
 
         try:
+            logs.setup()
             autodiscover()
-            if options["processes"] == 1:
-                work()
-            else:
-                from emq.supervisor import Supervisor
+            if metrics_port:
+                from emq.metrics.exporter import serve
 
-                Supervisor(work, options["processes"]).run()
+                serve(int(metrics_port), options["processes"])
+            if startup.wait_for_server():
+                _run(work, options["processes"])
         except EmqError as exc:
             raise CommandError(str(exc)) from None
+
+
+def _run(work, processes: int) -> None:
+    """One worker in this process, or ``processes`` under a supervisor that restarts them."""
+    if processes == 1:
+        code = work()
+        if code:  # it drained on purpose (e.g. threads stuck past their limits): say so to the caller
+            raise SystemExit(code)
+    else:
+        from emq.runtime.supervisor import Supervisor
+
+        Supervisor(work, processes).run()

@@ -33,17 +33,55 @@
   tick();
   setInterval(tick, 1000);
 
-  // Optional live refresh, remembered per browser; never while the operator is choosing or typing.
+  // Never reload while the operator is choosing or typing.
+  function busy() {
+    return root.querySelector("input[name=ids]:checked, details[open]") ||
+      (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName) &&
+       document.activeElement.id !== "emq-live");
+  }
+
+  // Optional live refresh, remembered per browser.
   const live = document.getElementById("emq-live");
   if (live) {
     live.checked = localStorage.getItem("emq-live") === "1";
     live.addEventListener("change", function () { localStorage.setItem("emq-live", live.checked ? "1" : "0"); });
     setInterval(function () {
-      const busy = root.querySelector("input[name=ids]:checked, details[open]") ||
-        (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName) &&
-         document.activeElement !== live);
-      if (live.checked && !busy) window.location.reload();
+      if (live.checked && !busy()) window.location.reload();
     }, 5000);
+  }
+
+  // Live pages (EMQ_EVENTS): long-poll the queue's event feed. A job's progress moves its bar in
+  // place; any other change to what the page shows reloads it (at most every 2 s).
+  const feed = root.dataset.feed, job = root.dataset.job;
+  if (feed && (job || root.dataset.live)) {
+    const loaded = Date.now();
+    const reload = function () { setTimeout(function () { window.location.reload(); }, Math.max(0, 2000 - (Date.now() - loaded))); };
+    const progress = function (e) {
+      const bar = document.getElementById("emq-progress");
+      if (!bar) return false;
+      const percent = Math.round(Number(e.detail) * 100);
+      bar.value = percent;
+      document.getElementById("emq-progress-text").textContent = percent + " %";
+      document.getElementById("emq-progress-note").textContent = e.extra || "";
+      return true;
+    };
+    const poll = async function () {
+      let since = "";
+      for (;;) {
+        try {
+          const query = (since ? "&since=" + encodeURIComponent(since) : "") + (job ? "&job=" + encodeURIComponent(job) : "");
+          const answer = await fetch(feed + query, {credentials: "same-origin"});
+          if (!answer.ok) throw new Error(answer.status);
+          const data = await answer.json();
+          since = data.since;
+          const changed = data.events.filter(function (e) { return !(e.kind === "progress" && job && progress(e)); });
+          if (changed.length && !busy()) return reload();
+        } catch (err) {
+          await new Promise(function (done) { setTimeout(done, 5000); });
+        }
+      }
+    };
+    poll();
   }
 
   for (const all of root.querySelectorAll("input.emq-all")) {

@@ -1,0 +1,59 @@
+"""What the wire and the server allow, measured in the same run as emq's enqueue.
+
+* ``raw_loop``: redis-py's ``evalsha`` of a trivial script, one call after the other, on emq's
+  own client: the ceiling of a one-by-one enqueue from one Python process (one round trip each).
+* ``pipelined``: the same script, 1,000 calls a round trip, packed once and replayed, so the
+  client does as little as redis-py can. Its wall rate is often bound by reading the replies in
+  Python; on a private server ``limit_per_s`` is the server's own bound, calls per second of
+  Valkey CPU (INFO cpu) while the loop ran, which is what a bulk enqueue competes with.
+
+The trivial script is ``return ARGV[1]`` with one key under the benchmark's prefix: a script
+call with no work in it, so each figure is the price of the call itself.
+"""
+
+from __future__ import annotations
+
+import time
+
+from bench.harness import Ctx, reset_stats, server_cpu
+
+TRIVIAL = "return ARGV[1]"
+CHUNK = 1_000  # calls per pipelined round trip, as many as a bulk enqueue's mint chunk has jobs
+
+
+def raw_loop(ctx: Ctx, n: int) -> float:
+    """Calls per second of ``client.evalsha`` one by one."""
+    client = ctx.client
+    sha, key = client.script_load(TRIVIAL), f"{ctx.prefix}:wire"
+    t = time.perf_counter()
+    for _ in range(n):
+        client.evalsha(sha, 1, key, "x")
+    return n / (time.perf_counter() - t)
+
+
+def pipelined(ctx: Ctx, n: int) -> dict:
+    """Calls per second of a pipelined loop: the wall rate, and the server's CPU bound on a private server."""
+    client = ctx.client
+    sha, key = client.script_load(TRIVIAL), f"{ctx.prefix}:wire"
+    rounds = max(1, n // CHUNK)
+    cpu0 = server_cpu(ctx) if ctx.private else 0.0
+    if ctx.private:
+        reset_stats(ctx)
+    conn = client.connection_pool.get_connection()
+    try:
+        packed = conn.pack_commands([("EVALSHA", sha, 1, key, "x")] * CHUNK)
+        t = time.perf_counter()
+        for _ in range(rounds):
+            conn.send_packed_command(packed)
+            for _ in range(CHUNK):
+                conn.read_response()
+        wall = rounds * CHUNK / (time.perf_counter() - t)
+    finally:
+        client.connection_pool.release(conn)
+    out = {"calls": rounds * CHUNK, "wall_per_s": wall, "limit_per_s": wall}
+    if ctx.private:
+        stats = ctx.client.info("commandstats").get("cmdstat_evalsha", {})
+        out["server_cpu_per_s"] = rounds * CHUNK / max(server_cpu(ctx) - cpu0, 1e-6)
+        out["usec_per_call"] = float(stats.get("usec_per_call", 0.0))
+        out["limit_per_s"] = out["server_cpu_per_s"]
+    return out

@@ -1,0 +1,1 @@
+"""Adapters that plug emq into other frameworks."""

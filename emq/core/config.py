@@ -1,0 +1,75 @@
+"""emq's settings and their defaults, read at call time through one installed reader.
+
+The core knows no Django: ``emq/conf.py`` installs a reader over ``django.conf.settings`` when
+the ``emq`` package is imported, so ``override_settings`` in tests is seen at once. Without a
+reader (the core used on its own) every setting has its default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {
+    "EMQ_URL": "",  # redis:// or rediss:// URL; empty = embedded Valkey in EMQ_DATA_DIR
+    "EMQ_CLUSTER": False,  # EMQ_URL names a node of a Valkey/Redis Cluster
+    "EMQ_PREFIX": "emq",  # first part of every key
+    "EMQ_DATA_DIR": None,  # embedded Valkey's folder; default <BASE_DIR>/.emq
+    "EMQ_IMPORTS": [],  # modules holding jobs, imported at worker start besides <app>.jobs
+    "EMQ_MAX_PAYLOAD": 1024 * 1024,  # bytes of JSON arguments per job
+    "EMQ_RESULT_TTL": 24 * 3600,  # seconds a completed job is kept
+    "EMQ_KEEP_COMPLETED": 100_000,  # at most this many completed jobs kept per queue
+    "EMQ_DEFAULT_QUEUE": "default",
+    "EMQ_MAX_ATTEMPTS": 3,
+    "EMQ_BACKOFF": (1.0, 300.0),  # seconds: base and cap of the exponential, fully jittered delay
+    "EMQ_LEASE": 30.0,  # seconds
+    "EMQ_MAX_STALLED": 1,  # reclaims of a job before it is dead as "stalled"
+    "EMQ_DEFAULT_TIMEOUT": 3600.0,  # seconds an attempt may run (a job's timeout= overrides); None = no limit
+    # Seconds a stopped attempt's thread (time limit, cancel) may take to return before it counts as
+    # abandoned: its slot already has a fresh thread, its late finish is fenced off (stale).
+    "EMQ_TIMEOUT_GRACE": 5.0,
+    "EMQ_MAX_ABANDONED": 4,  # abandoned threads still stuck after which a worker drains and exits 1 (0: never)
+    "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
+    # Seconds a Pump parks at most between ticks. Every duty wakes it anyway (an earlier due time,
+    # a lease expiring sooner, a new recurrence), so this bounds idle traffic, not lateness; its
+    # lead lasts 2x this without a tick, which bounds how soon a crashed leader is replaced.
+    "EMQ_PUMP_PARK": 15.0,
+    "EMQ_REPEAT_GRACE": 60.0,  # seconds late an occurrence may be minted before it counts as missed
+    "EMQ_REPEAT_CATCHUP": 100,  # most missed occurrences one catch-up mints under missed="all"
+    "EMQ_RECURRENCES": [],  # recurrences declared in settings: dicts of Recurrence fields, upserted as rows
+    "EMQ_GRACE": 30.0,  # seconds a stopping worker waits for running jobs
+    "EMQ_EAGER": False,  # run jobs inline at enqueue, in the caller's process (tests, scripts)
+    "EMQ_ASYNC_SLOTS": 100,  # async def jobs a worker runs at once on its event loop, besides its threads
+    "EMQ_MASK": None,  # regex of parameter names whose values the dashboard masks; None: emq's default
+    # Enqueue returns only once its jobs survive more than the server's memory (emq.core.durable):
+    # "fsync" = in the server's AOF on disk (WAITAOF 1 0), "replica" = on a replica (WAIT 1); "" = off.
+    "EMQ_DURABLE": "",
+    "EMQ_DURABLE_TIMEOUT": 1.0,  # seconds an enqueue waits for that confirmation before raising NotDurable
+    "EMQ_PARTITIONS": {},  # {"queue": k}: k sub-queues queue#0..queue#k-1, one slot each (emq.core.topology)
+    "EMQ_LOG_FORMAT": "text",  # "json": one JSON object a line from emq_worker, emq_pump and emq_up
+    "EMQ_LOG_COMPLETED": True,  # a worker logs each completed job at INFO with its duration
+    "EMQ_METRICS_TOKEN": "",  # bearer token that may read emq.metrics.view besides staff users
+    "EMQ_METRICS_PORT": None,  # emq_worker serves its per-worker histograms on this port (--metrics-port)
+    # Seconds emq_worker and emq_pump wait for an unreachable server at start-up, saying so once,
+    # before they give up (None: wait until it answers or they are stopped; 0: fail at once).
+    "EMQ_STARTUP_WAIT": None,
+    # Every state change is appended to a capped stream per queue by the script that makes it
+    # (emq.events(), the dashboard's live pages): one XADD a script call, off by default.
+    "EMQ_EVENTS": False,
+    "EMQ_EVENTS_MAX": 10_000,  # stream entries kept per queue, about (XADD MAXLEN ~); an entry: one call's changes
+}
+
+Reader = Callable[[str, Any], Any]
+_reader: Reader | None = None
+
+
+def install(reader: Reader) -> None:
+    """Read settings through reader(name, default) from now on (``emq/conf.py`` installs Django's)."""
+    global _reader
+    _reader = reader
+
+
+def get(name: str) -> Any:
+    """Return an emq setting: the project's value, else the default."""
+    default = DEFAULTS[name]
+    return default if _reader is None else _reader(name, default)

@@ -1,0 +1,128 @@
+"""The Valkey client emq uses, built from settings; an embedded Valkey when no URL is set."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from ..errors import ServerUnavailable
+from . import config, embedded
+
+_lock = threading.Lock()
+CONNECT_TIMEOUT = 5.0  # seconds
+_clients: dict[tuple[str, bool], Any] = {}
+
+
+def mask(url: str) -> str:
+    """The URL with its password replaced by ``***``, fit for an error message or a log."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def data_dir() -> Path:
+    """The embedded Valkey's folder: EMQ_DATA_DIR, else ``.emq`` beside the project."""
+    folder = config.get("EMQ_DATA_DIR")
+    return Path(folder) if folder else Path.cwd() / ".emq"
+
+
+def server_url() -> str:
+    """EMQ_URL, or the URL of the embedded Valkey (started when none answers)."""
+    url = config.get("EMQ_URL")
+    if url:
+        return url
+    return embedded.start(data_dir())
+
+
+def get_client() -> Any:
+    """The shared client for the configured server (thread-safe; one pool per process)."""
+    key = (config.get("EMQ_URL") or f"embedded:{data_dir()}", bool(config.get("EMQ_CLUSTER")))
+    client = _clients.get(key)
+    if client is None:
+        with _lock:
+            client = _clients.get(key)
+            if client is None:
+                with guard():  # a cluster client connects as it is built
+                    client = _clients[key] = _connect(server_url(), key[1])
+    return client
+
+
+def _connect(url: str, cluster: bool, **extra: Any) -> Any:
+    if url.split("://", 1)[0] not in ("redis", "rediss", "unix"):
+        raise ServerUnavailable(f"EMQ_URL {mask(url)!r} is not a redis://, rediss:// or unix:// URL")
+    # A server that does not answer a connect (a host down, a firewall dropping packets) is an error
+    # after CONNECT_TIMEOUT, not after the operating system's minutes.
+    opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True,
+            "socket_connect_timeout": CONNECT_TIMEOUT, **extra}
+    if cluster:
+        return redis.RedisCluster.from_url(url, **opts)
+    return redis.Redis.from_url(url, **opts)
+
+
+def new_client(block: float = 0.0) -> Any:
+    """A client with its own connections, for a thread that blocks (a parked worker, a Pump).
+
+    redis-py reads with a 5 s socket timeout by default: a blocking pop of up to ``block``
+    seconds needs a longer one, or every long park ends in a TimeoutError and a reconnect.
+    It never retries by itself: its thread's loop handles errors, and on a cluster a retry would
+    reconnect and block again after ``disconnect`` closed the sockets to stop it.
+    """
+    extra = {"socket_timeout": block + 5.0} if block > 0 else {}
+    return _connect(server_url(), bool(config.get("EMQ_CLUSTER")), retry=Retry(NoBackoff(), 0), **extra)
+
+
+def disconnect(client: Any) -> None:
+    """Close a client's sockets, cutting short a blocking pop another thread waits in (cluster or not)."""
+    if isinstance(client, redis.RedisCluster):
+        client.disconnect_connection_pools()
+    else:
+        client.connection_pool.disconnect()
+
+
+def forget() -> None:
+    """Drop cached clients without closing them (a forked child: the sockets are its parent's too)."""
+    _clients.clear()
+
+
+def reset() -> None:
+    """Forget cached clients, e.g. when settings change in tests."""
+    with _lock:
+        for client in _clients.values():
+            with contextlib.suppress(Exception):
+                client.close()
+        _clients.clear()
+
+
+@contextlib.contextmanager
+def guard() -> Iterator[None]:
+    """Turn the client's connection errors into one clear ServerUnavailable naming the server."""
+    try:
+        yield
+    except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError,
+            redis.exceptions.SlotNotCoveredError) as exc:  # the last two: a failover under way
+        raise _unavailable(exc) from None
+    except redis.exceptions.RedisClusterException as exc:
+        if "connect" not in str(exc):  # a cluster client's way of saying no node answers
+            raise
+        raise _unavailable(exc) from None
+
+
+def _unavailable(exc: Exception) -> ServerUnavailable:
+    url = mask(config.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
+    reason = str(exc).rstrip(". ")
+    return ServerUnavailable(
+        f"cannot reach Valkey at {url}: {reason}. Start the server or set EMQ_URL to one that runs."
+    )

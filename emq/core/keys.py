@@ -1,0 +1,124 @@
+"""Every key name emq uses, in one place.
+
+All keys of one queue carry the queue's hash tag, ``<prefix>:{<queue>}:…``, so every
+script touches one cluster slot (DESIGN rule 6); a partition's tag is chosen by
+``topology.tag`` (``<prefix>:{clicks#3~41}:…``) to spread a queue's partitions over the slots.
+Scripts receive the queue's namespace ``<prefix>:{<tag>}:`` as KEYS[1] and derive per-job and
+per-group keys from it with the suffixes below; ``tests/test_keys.py`` checks the Lua files use the same suffixes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+JOB = "job:"  # + id        hash   one job
+LANE = "lane:"  # + group   list   ready ids of one group
+MINUTE = "minute:"  # + n   hash   per-minute outcome counters for the dashboard chart
+DEPS = "deps:"  # + id      set    parent ids a waiting job (or a batch) still waits for
+CHILDREN = "children:"  # + id  set  JSON [queue, id] of the jobs waiting for this one ("" queue: this one)
+FLOW = "flow:"  # + id      hash   a batch or a chain: kind, total, counts, callbacks (the dashboard's Flows)
+MEMBERS = "members:"  # + id  list  JSON [queue, id] of a flow's members or steps, in order
+FINISHED = "finished:"  # + id  list  a token the finish of a waited-on job pushes (ref.wait's blocking pop)
+PREFIXES = (JOB, LANE, MINUTE, DEPS, CHILDREN, FLOW, MEMBERS, FINISHED)
+DEFAULT_GROUP = "_"
+GUARD = "guard"  # never written; a second declared key that makes a migrating slot refuse scripts
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """The key names of one queue; ``tag`` is its hash tag when not its name (``topology.keys_of``)."""
+
+    prefix: str
+    queue: str
+    tag: str = ""
+
+    @property
+    def ns(self) -> str:
+        return f"{self.prefix}:{{{self.tag or self.queue}}}:"
+
+    def job(self, job_id: str) -> str:
+        return self.ns + JOB + job_id
+
+    def lane(self, group: str) -> str:
+        return self.ns + LANE + group
+
+    def minute(self, minute: int) -> str:
+        return self.ns + MINUTE + str(minute)
+
+    def deps(self, job_id: str) -> str:
+        return self.ns + DEPS + job_id
+
+    def children(self, job_id: str) -> str:
+        return self.ns + CHILDREN + job_id
+
+    def flow(self, flow_id: str) -> str:
+        return self.ns + FLOW + flow_id
+
+    def members(self, flow_id: str) -> str:
+        return self.ns + MEMBERS + flow_id
+
+    def finished(self, job_id: str) -> str:
+        return self.ns + FINISHED + job_id
+
+    def fixed(self, suffix: str) -> str:
+        """Name one of the queue's fixed keys (see FIXED), e.g. ``fixed("leases")``."""
+        if suffix not in FIXED:
+            raise KeyError(f"no fixed key {suffix!r} in a queue")
+        return self.ns + suffix
+
+    def __getattr__(self, name: str) -> str:
+        """Allow ``keys.leases`` and ``keys.repeat_next`` for ``repeat:next``."""
+        suffix = name.replace("_", ":")
+        if suffix in FIXED:
+            return self.ns + suffix
+        raise AttributeError(name)
+
+
+# The fixed keys of a queue, by suffix.
+FIXED = frozenset(
+    {
+        "scheduled",  # zset  id -> due ms (the visibility fence)
+        "ring",  # list  groups with ready work that are under their cap
+        "lanes",  # set   groups whose lane holds ready work (on the ring or capped off it)
+        "leases",  # zset  id -> lease expiry ms
+        "wake",  # list  tokens parked workers block on
+        "pumpwake",  # list  tokens a parked Pump blocks on (earlier due time, new lease)
+        "pumpnext",  # string  ms of the leading Pump's next planned tick (bclaim wakes it sooner)
+        "done",  # zset  id -> finished ms, trimmed by age and count
+        "dead",  # zset  id -> finished ms, kept until deleted
+        "cancelled",  # zset  id -> cancelled ms, trimmed like done
+        "paused",  # string  present while the queue is paused: claims take nothing
+        "paused:groups",  # set  groups whose lanes are paused: off the ring like a capped group
+        "reclaims",  # zset  id -> last reclaim ms (the admin's stalled view)
+        "active",  # hash  group -> active jobs
+        "caps",  # hash  group -> concurrency cap
+        "stats",  # hash  counters: minted, claimed, completed, retried, dead, reclaimed, stale
+        "leader",  # string  id of the Pump that leads this queue; PX renewed every tick
+        "repeat",  # hash  name -> recurrence definition (JSON)
+        "repeat:next",  # zset  name -> next occurrence ms (0: armed, the Pump computes the first)
+        "repeat:last",  # hash  name -> last minted occurrence ms
+        "waiting",  # zset  id -> minted ms: jobs waiting for their parents (after=, chains, batch callbacks)
+        "relay",  # list  "<seq>|<JSON>": parents' outcomes for jobs in other queues, forwarded by the Pump
+        "relay:seq",  # string  the last relay entry's sequence number (entries are acknowledged up to one)
+        "flows",  # zset  flow id -> created ms: the batches and chains recorded in this queue
+        "events",  # stream  state changes, one entry per script call (EMQ_EVENTS), capped near EMQ_EVENTS_MAX
+    }
+)
+
+
+def guard(ns: str) -> str:
+    """KEYS[2] of every script: in the queue's slot, never written (see ``scripts``)."""
+    return ns + GUARD
+
+
+def registry_queues(prefix: str) -> str:
+    """Set of queue names ever used, for the admin; never touched by a queue's scripts."""
+    return f"{prefix}:queues"
+
+
+def registry_workers(prefix: str) -> str:
+    return f"{prefix}:workers"
+
+
+def worker(prefix: str, worker_id: str) -> str:
+    return f"{prefix}:worker:{worker_id}"

@@ -1,0 +1,249 @@
+"""The values the engine hands out: what a claim returns and what ``get_job`` reads."""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
+SETTLED = ("completed", "dead", "cancelled")  # a job's end: what ref.wait() returns on
+# What finish answers per item: the state the script decided, or why it changed nothing.
+FINISHED = ("completed", "scheduled", "ready", "dead")
+REFUSED = ("stale", "missing")
+
+
+def from_ms(value: Any) -> datetime | None:
+    """An aware UTC datetime from server milliseconds, or None when unset."""
+    if value in (None, ""):
+        return None
+    return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
+
+
+@dataclass(frozen=True)
+class MintSpec:
+    """One job to mint, fully resolved (ids, JSON and options already checked)."""
+
+    id: str
+    name: str
+    args_json: str
+    kwargs_json: str
+    group: str
+    due: str  # "" now | "+<ms>" | "@<epoch ms>"
+    max_attempts: int
+    lease_ms: int
+    max_stalled: int
+    backoff: tuple[float, float]
+    if_absent: bool = False
+    origin: str = ""
+    priority: int = 0  # > 0: head of its lane when it becomes ready (see mint.lua)
+    meta: str = ""  # JSON object kept on the job for the caller, e.g. the django.tasks backend
+    timeout_ms: int = 0  # an attempt's time limit (0: none); travels with the job to its worker
+    soft_timeout_ms: int = 0  # when SoftTimeLimit is raised inside the job (0: never)
+
+    def argv(self) -> list[Any]:
+        """The 15 ARGV fields of one job, in mint.lua's order."""
+        return [
+            self.id, "1" if self.if_absent else "0", self.name, self.args_json, self.kwargs_json,
+            self.group, self.due, self.max_attempts, self.lease_ms, self.max_stalled,
+            f"{self.backoff[0]},{self.backoff[1]}", self.origin, int(self.priority), self.meta,
+            f"{int(self.timeout_ms)},{int(self.soft_timeout_ms)}",
+        ]
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A job this worker holds under a lease; ``token`` fences every later call about it."""
+
+    id: str
+    token: int
+    name: str
+    args: list
+    kwargs: dict
+    lease_ms: int
+    max_attempts: int
+    backoff: tuple[float, float]
+    group: str = ""
+    due_ms: int = 0  # server ms it became due; claimed_ms - due_ms is its wait in the queue
+    claimed_ms: int = 0  # server ms of the claim
+    meta: str = ""  # "" or the JSON object minted with it (the trace context, the tasks backend's data)
+    # Time limits in ms (0: none); None: the job predates them, the worker applies EMQ_DEFAULT_TIMEOUT.
+    timeout_ms: int | None = None
+    soft_timeout_ms: int = 0
+
+    @property
+    def wait_ms(self) -> int:
+        """How long the job waited between becoming due and this claim (server clock)."""
+        return max(self.claimed_ms - self.due_ms, 0)
+
+    @classmethod
+    def from_reply(cls, reply: list) -> list[Claimed]:
+        """The jobs of a bclaim reply: {now, then 12 fields per job}."""
+        jobs = []
+        now = int(reply[0]) if reply else 0
+        for i in range(1, len(reply), 12):
+            jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = reply[i : i + 12]
+            jobs.append(cls(jid, int(token), name, _json(args), _json(kwargs), int(lease), int(max_attempts),
+                            _backoff(backoff), group, int(due), now, meta, *_limits(limits)))
+        return jobs
+
+
+def _json(text: str) -> Any:
+    """Decode a job's arguments; no arguments (the common case) skip the decoder."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _backoff(text: str) -> tuple[float, float]:
+    """Parse "<base>,<cap>" once per distinct value: every job of a function shares one."""
+    base, cap = text.split(",")
+    return float(base), float(cap)
+
+
+@functools.lru_cache(maxsize=256)
+def _limits(text: str | None) -> tuple[int | None, int]:
+    """Parse "<timeout ms>,<soft ms>" once per distinct value; None (an older job) leaves it to the worker."""
+    if not text:
+        return None, 0
+    hard, soft = text.split(",")
+    return int(hard), int(soft)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one attempt ended, as the finish script takes it."""
+
+    id: str
+    token: int
+    outcome: str  # "completed" | "failed" (retried while attempts remain) | "dead" | "discarded" (dead, no retry)
+    value: str  # result JSON, or error text
+    retry_ms: int = 0
+    exc: BaseException | None = field(default=None, compare=False, repr=False)  # what the job raised, if any
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything stored about one job, as ``emq.get_job`` returns it."""
+
+    id: str
+    queue: str
+    name: str
+    state: str
+    args: list
+    kwargs: dict
+    group: str
+    attempts: int
+    max_attempts: int
+    result: Any = None
+    error: str | None = None
+    errors: list = field(default_factory=list)
+    created: datetime | None = None
+    due: datetime | None = None
+    started: datetime | None = None
+    finished: datetime | None = None
+    lease_until: datetime | None = None
+    worker: str | None = None
+    stalled: int = 0
+    reason: str | None = None
+    origin: str | None = None
+    priority: int = 0
+    meta: dict | None = None
+    progress: float | None = None  # the last fraction ctx.progress() reported (written at most once a second)
+    progress_note: str = ""
+    flow: tuple[str, str] | None = None  # (queue, id) of the batch or chain the job belongs to
+
+    @property
+    def settled(self) -> bool:
+        """True once the job has ended: completed, dead or cancelled."""
+        return self.state in SETTLED
+
+    @classmethod
+    def from_hash(cls, queue: str, job_id: str, h: dict[str, str]) -> Job:
+        """Build from the job's hash as stored by the scripts."""
+        return cls(
+            id=job_id,
+            queue=queue,
+            name=h.get("fn", ""),
+            state=h.get("state", ""),
+            args=json.loads(h.get("args", "[]")),
+            kwargs=json.loads(h.get("kwargs", "{}")),
+            group=h.get("group", ""),
+            attempts=int(h.get("attempts", 0)),
+            max_attempts=int(h.get("max_attempts", 0)),
+            result=json.loads(h["result"]) if "result" in h else None,
+            error=h.get("error"),
+            errors=json.loads(h.get("errors", "[]")),
+            created=from_ms(h.get("created")),
+            due=from_ms(h.get("due")),
+            started=from_ms(h.get("claimed")),
+            finished=from_ms(h.get("finished")),
+            lease_until=from_ms(h.get("lease_until")),
+            worker=h.get("worker"),
+            stalled=int(h.get("stalled", 0)),
+            reason=h.get("reason"),
+            origin=h.get("origin"),
+            priority=int(h.get("priority", 0)),
+            meta=json.loads(h["meta"]) if "meta" in h else None,
+            progress=float(h["progress"]) if "progress" in h else None,
+            progress_note=h.get("progress_note", ""),
+            flow=tuple(json.loads(h["flow"])) if "flow" in h else None,
+        )
+
+
+@dataclass(frozen=True)
+class Counts:
+    """A queue's jobs per state, read in one script on the server clock."""
+
+    now_ms: int
+    scheduled: int
+    ready: int
+    active: int
+    completed: int
+    dead: int
+    next_due_ms: int | None
+    groups_on_ring: int
+    cancelled: int = 0
+    paused: bool = False  # the queue is paused (every partition of a partitioned one)
+    waiting: int = 0  # jobs waiting for their parents (after=, chain steps, batch callbacks)
+    relaying: int = 0  # parents' outcomes still to be forwarded to jobs of other queues (the Pump does)
+
+    @classmethod
+    def from_reply(cls, reply: list) -> Counts:
+        r = [int(x) for x in reply]
+        return cls(r[0], r[1], r[2], r[3], r[4], r[5], None if r[6] < 0 else r[6], r[7], r[8], bool(r[9]),
+                   *r[10:12])
+
+    @classmethod
+    def summed(cls, parts: list[Counts]) -> Counts:
+        """The counts of a partitioned queue: its partitions' added up, the earliest due time."""
+        if len(parts) == 1:
+            return parts[0]
+        dues = [c.next_due_ms for c in parts if c.next_due_ms is not None]
+        summed = ("scheduled", "ready", "active", "completed", "dead", "cancelled", "groups_on_ring", "waiting",
+                  "relaying")
+        total = {f: sum(getattr(c, f) for c in parts) for f in summed}
+        return cls(max(c.now_ms for c in parts), next_due_ms=min(dues) if dues else None,
+                   paused=all(c.paused for c in parts), **total)
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What one Pump step did and how long the Pump may park."""
+
+    leader: bool
+    promoted: int
+    reclaimed: int
+    park_ms: int
+    repeat_due: bool
+    now_ms: int
+    relay: int = 0  # entries of the queue's relay list the leading Pump forwards
+
+    @classmethod
+    def from_reply(cls, r: list) -> Tick:
+        return cls(bool(r[0]), int(r[1]), int(r[2]), int(r[3]), bool(r[4]), int(r[5]), int(r[6]) if len(r) > 6 else 0)

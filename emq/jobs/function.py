@@ -1,0 +1,217 @@
+"""``@emq.job`` and ``JobFunction``: a registered job and the ways to enqueue it.
+
+The decorator returns a frozen ``JobFunction``; per-call options go through ``.using(...)``
+so a job's own keyword arguments never collide with emq's options (Django's Tasks style).
+Workers run only registered jobs, looked up by their stable dotted name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+
+from ..core import config, keys, topology
+from ..core.encoding import encode_args
+from ..core.engine import Queue
+from ..core.logical import JobRef, LogicalQueue
+from ..core.records import Job, MintSpec, from_ms
+from ..core.registry import remember_queue
+from ..errors import ConfigurationError
+from . import arguments, eager, tracing
+from .canvas import Signature
+from .dependent import mint_after
+from .options import CALL_ONLY, FUNCTION_ONLY, Options, check, check_names, resolved
+from .registry import declared, registry
+
+MAX_DELAY = 1000 * 365.25 * 86400  # seconds: any due time stays a date every page and datetime can show
+
+
+@dataclass(frozen=True)
+class JobFunction:
+    """A registered job: call it to run in-process, or enqueue it to run on a worker."""
+
+    func: Callable[..., Any]
+    name: str
+    options: Options = field(default_factory=Options)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func(*args, **kwargs)
+
+    @property
+    def queue(self) -> str:
+        return self.options.queue or config.get("EMQ_DEFAULT_QUEUE")
+
+    def using(self, **options: Any) -> JobFunction:
+        """A copy with some options changed for the calls made through it."""
+        check_names(self.name, options)
+        check(self.name, options)
+        fixed = [k for k in FUNCTION_ONLY if k in options]
+        if "backoff" in options and (callable(options["backoff"]) or callable(self.options.backoff)):
+            fixed.append("a backoff function")
+        if fixed:
+            raise ConfigurationError(
+                f"{' and '.join(fixed)} of {self.name} cannot change per call: a worker reads it from the "
+                "registered job, not from the job's data; set it in @emq.job(...)"
+            )
+        return dataclasses.replace(self, options=dataclasses.replace(self.options, **options))
+
+    def s(self, *args: Any, **kwargs: Any) -> Signature:
+        """A signature of this job: a chain step or batch callback that takes the previous result first."""
+        return Signature(self, tuple(args), dict(kwargs))
+
+    def si(self, *args: Any, **kwargs: Any) -> Signature:
+        """An immutable signature: a chain step or batch callback that takes only these arguments."""
+        return Signature(self, tuple(args), dict(kwargs), takes_result=False)
+
+    def enqueue(self, *args: Any, **kwargs: Any) -> JobRef:
+        """Mint one job, ready now; it exists in the server when this returns."""
+        return self._mint([self.spec(args, kwargs, "")])[0]
+
+    def enqueue_on_commit(self, *args: Any, **kwargs: Any) -> JobRef:
+        """Mint one job once the current transaction commits; the arguments are checked now."""
+        return self.using(on_commit=True).enqueue(*args, **kwargs)
+
+    def enqueue_in(self, delay: timedelta | float, *args: Any, **kwargs: Any) -> JobRef:
+        """Mint one job due after delay (a timedelta or seconds) on the server's clock."""
+        seconds = delay.total_seconds() if isinstance(delay, timedelta) else float(delay)
+        if not seconds < MAX_DELAY:  # also NaN and infinity
+            raise ValueError(f"enqueue_in of {self.name}: a delay of {delay!r} is past what a date can hold; "
+                             f"give at most {MAX_DELAY:.0f} seconds (about 1,000 years)")
+        return self._mint([self.spec(args, kwargs, f"+{max(int(seconds * 1000), 0)}")])[0]
+
+    def enqueue_at(self, when: datetime, *args: Any, **kwargs: Any) -> JobRef:
+        """Mint one job due at an aware datetime; a time in the past means ready now."""
+        if not isinstance(when, datetime):
+            raise TypeError(f"enqueue_at of {self.name} needs a datetime, not {type(when).__name__}")
+        if when.tzinfo is None or when.utcoffset() is None:
+            raise ValueError(
+                f"enqueue_at of {self.name} got a naive datetime ({when.isoformat()}); pass an aware one, "
+                "e.g. django.utils.timezone.now() + timedelta(...) or datetime(..., tzinfo=ZoneInfo(...))"
+            )
+        return self._mint([self.spec(args, kwargs, f"@{int(when.timestamp() * 1000)}")])[0]
+
+    def enqueue_many(self, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
+        """Mint many jobs ready now: one round trip per chunk of 1,000, each chunk atomic."""
+        if self.options.job_id:
+            raise ValueError(f"enqueue_many of {self.name} cannot share one job_id between jobs")
+        resolved = self._resolved()  # settings read once per call, not once per job
+        return self._mint([self.spec(tuple(a), dict(k), "", resolved=resolved) for a, k in calls])
+
+    def spec(
+        self, args: Sequence[Any], kwargs: dict[str, Any], due: str, origin: str = "", resolved: dict | None = None,
+        prepended: bool = False,
+    ) -> MintSpec:
+        """Resolve options, check and encode arguments for one job; raises before anything is written.
+
+        ``prepended``: a previous result will come first (a chain step): the arguments are checked with it.
+        """
+        checked = (None, *args) if prepended else args
+        arguments.check(self.name, self.func, self.options.takes_context, checked, kwargs)
+        args_json, kwargs_json = encode_args(self.name, tuple(args), kwargs)
+        o = self.options
+        return MintSpec(
+            id=o.job_id or uuid.uuid4().hex,
+            name=self.name,
+            args_json=args_json,
+            kwargs_json=kwargs_json,
+            group=self._group(args, kwargs),
+            due=due,
+            if_absent=bool(o.job_id),
+            origin=origin,
+            **(resolved or self._resolved()),
+        )
+
+    def _resolved(self) -> dict[str, Any]:
+        """The options that fall back to settings, resolved now."""
+        return resolved(self.name, self.options)
+
+    def _group(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
+        group = self.options.group
+        if callable(group):
+            group = group(*args, **kwargs)
+        if group in (None, ""):
+            return keys.DEFAULT_GROUP
+        return str(group)
+
+    def _mint(self, specs: list[MintSpec]) -> list[JobRef]:
+        if self.options.after is not None and not config.get("EMQ_EAGER"):
+            return mint_after(self, specs)
+        if config.get("EMQ_EAGER"):
+            specs, _ = topology.route(self.queue, specs)
+            act = partial(self._run_inline, specs)
+        elif self.options.on_commit:
+            # The ids are chosen now, so the caller holds refs before the jobs exist.
+            specs, batches = topology.route(self.queue, specs)
+            act = partial(self._write, batches)
+        else:
+            return self.mint_now(specs)
+        if self.options.on_commit:
+            transaction.on_commit(act)
+        else:
+            act()
+        return [JobRef(s.id, self.queue) for s in specs]
+
+    def _run_inline(self, specs: list[MintSpec]) -> None:
+        for spec in specs:
+            eager.run_inline(self, spec)
+
+    def mint_now(self, specs: list[MintSpec]) -> list[JobRef]:
+        """Write resolved jobs to their queue (its partitions, when it has some) at once.
+
+        Each reference carries the server's time of its mint, the ``created`` its job stores.
+        """
+        placed, batches = topology.route(self.queue, specs)
+        stamps = self._write(batches)
+        return [JobRef(s.id, self.queue, from_ms(stamps[s.id])) for s in placed]
+
+    def _write(self, batches: dict[str, list[MintSpec]]) -> dict[str, int]:
+        """Mint each batch in its physical queue inside one PRODUCER span; the server ms of each id's mint."""
+        stamps: dict[str, int] = {}
+        if not any(batches.values()):
+            return stamps
+        first = next(b for b in batches.values() if b)[0].id
+        with tracing.producer(self.name, self.queue, first, sum(map(len, batches.values()))) as carrier:
+            for name, batch in batches.items():
+                q = Queue(name)
+                remember_queue(q)
+                now_ms, _ = q.mint_stamped(tracing.stamped(batch, carrier))
+                stamps.update(dict.fromkeys((s.id for s in batch), now_ms))
+        return stamps
+
+
+def job(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    """Register a function as a job: ``@emq.job`` or ``@emq.job(queue=..., cron="0 3 * * *")``."""
+    recurrence = {k: options.pop(k) for k in ("cron", "every") if k in options}
+    check_names("@emq.job", options)
+    per_call = [k for k in CALL_ONLY if k in options]
+    if per_call:
+        raise ConfigurationError(f"{per_call[0]} names other jobs, so it is given per call: "
+                                 f"job.using({per_call[0]}=[...]).enqueue(...), not @emq.job({per_call[0]}=...)")
+
+    def register(f: Callable[..., Any]) -> JobFunction:
+        name = f"{f.__module__}.{f.__qualname__}"
+        check(name, options)
+        jf = JobFunction(f, name, Options(**options))
+        registry[name] = jf
+        if recurrence:
+            declared[name] = recurrence
+        return jf
+
+    return register(func) if func is not None else register
+
+
+def get_job(job_id: str, queue: str | None = None) -> Job:
+    """Read a job by id from its queue (default: EMQ_DEFAULT_QUEUE), partitioned or not."""
+    return LogicalQueue(queue or config.get("EMQ_DEFAULT_QUEUE")).get_job(job_id)
+
+
+def cancel(job_id: str, queue: str | None = None) -> bool:
+    """Cancel a scheduled, ready or running job; False when it had finished (or never existed)."""
+    return LogicalQueue(queue or config.get("EMQ_DEFAULT_QUEUE")).cancel(job_id)

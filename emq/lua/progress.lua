@@ -1,0 +1,26 @@
+--[[
+  progress: store how far running jobs are (ctx.progress), fenced like a lease renewal; the
+  worker sends it in the round trip of its renewal, at most once a second per job.
+  KEYS[1] ns        <prefix>:{<queue>}:
+  then 4 fields per item: id, token, fraction (0..1), note ("" for none)
+  Derived: job:<id>
+  Returns: {status_1, ...}   status = "ok" | "stale" (token not current or job not active) | "missing"
+]]
+local now = now_ms()
+local out = {}
+for i = 1, #ARGV, 4 do
+  local id, token, fraction, note = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local key = ns .. 'job:' .. id
+  local f = redis.call('HMGET', key, 'state', 'attempts')
+  if not f[1] then
+    out[#out + 1] = 'missing'
+  elseif f[1] ~= 'active' or f[2] ~= token then
+    out[#out + 1] = 'stale'
+  else
+    redis.call('HSET', key, 'progress', fraction, 'progress_note', note, 'progress_at', now)
+    emit('progress', id, tonumber(fraction), note)
+    out[#out + 1] = 'ok'
+  end
+end
+flush_events()
+return out

@@ -1,0 +1,28 @@
+--[[
+  purge: delete finished jobs (completed or dead) that finished at least an age ago, oldest first.
+  The operator's bulk clean-up (`manage.py emq purge`); retention trims completed jobs anyway, while
+  dead ones stay until deleted. Called again until nothing is left, a bounded slice per call.
+  KEYS[1] ns        <prefix>:{<queue>}:
+  ARGV[1] state     "completed" | "dead"
+  ARGV[2] age_ms    only jobs finished at least this many ms ago on the server clock (0: all)
+  ARGV[3] limit     most jobs deleted in this call, 0..1000 (0: only count them)
+  Derived: done, dead, reclaims, job:<id>
+  Returns: {deleted, left}   left = jobs of that state still past the age after this call
+]]
+local zset = ns .. 'dead'
+if ARGV[1] == 'completed' then zset = ns .. 'done' end
+local cutoff = now_ms() - tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local deleted = 0
+if limit > 0 then
+  local ids = redis.call('ZRANGEBYSCORE', zset, '-inf', cutoff, 'LIMIT', 0, limit)
+  if #ids > 0 then
+    local victims = {}
+    for i, id in ipairs(ids) do victims[i] = ns .. 'job:' .. id end
+    redis.call('DEL', unpack(victims))
+    redis.call('ZREM', zset, unpack(ids))
+    redis.call('ZREM', ns .. 'reclaims', unpack(ids))
+    deleted = #ids
+  end
+end
+return {deleted, redis.call('ZCOUNT', zset, '-inf', cutoff)}

@@ -1,0 +1,204 @@
+"""The watchdog: every job ends. Time limits of running jobs, cancels, and the threads left behind.
+
+At a job's soft limit it raises ``SoftTimeLimit`` inside the job. At its time limit, or when the
+job is cancelled, it *stops* the job: the attempt's outcome is reported at once through the
+worker's outbox (a failure with ``JobTimeout``, or a ``Cancelled`` one that the server answers
+stale), the exception is raised inside the job's code (a thread, or the coroutine's await) and a
+plain job's slot gets a fresh thread, so the slot is free within moments even when the code is
+blocked in C. The fencing token makes that safe: whatever the old code reports later is refused.
+
+Code that has not returned EMQ_TIMEOUT_GRACE seconds after it was stopped is *abandoned*. Once
+EMQ_MAX_ABANDONED of those are still stuck, the watchdog says so in the log and ``drain`` stops
+the worker, which releases its leases and exits non-zero (``exhausted``) so that its supervisor
+or process manager starts a clean process.
+
+Limit: one thread, waking only at the earliest deadline; each wake looks at the jobs that have
+one (at most the worker's running jobs), never at finished ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..core import config
+from ..core.records import Outcome
+from ..errors import Cancelled, JobTimeout, SoftTimeLimit
+from . import runner
+from .held import Held, Interrupt
+from .threadexc import clear_pending
+
+log = logging.getLogger("emq.worker")
+IDLE_WAIT = 3600.0  # seconds the watchdog sleeps with no deadline ahead (a new one wakes it)
+
+
+@dataclass(slots=True)
+class Watch:
+    """A running job's pending deadlines, in monotonic seconds (inf: none, or already acted on)."""
+
+    held: Held
+    soft_at: float = math.inf
+    hard_at: float = math.inf
+    abandon_at: float = math.inf
+
+    @property
+    def next_at(self) -> float:
+        return min(self.soft_at, self.hard_at, self.abandon_at)
+
+
+def limits(held: Held) -> tuple[float, float]:
+    """The job's time limit and soft limit in seconds (inf: none); an older job gets EMQ_DEFAULT_TIMEOUT."""
+    hard_ms, soft_ms = held.job.timeout_ms, held.job.soft_timeout_ms
+    if hard_ms is None:
+        default = config.get("EMQ_DEFAULT_TIMEOUT")
+        hard_ms = 0 if default is None or default == math.inf else int(default * 1000)
+    return (hard_ms / 1000 if hard_ms else math.inf), (soft_ms / 1000 if soft_ms else math.inf)
+
+
+class Deadlines:
+    """One watchdog thread per worker; ``report`` gets the outcome of each job it stops."""
+
+    def __init__(self, report: Callable[[Held, Outcome], None], replace: Callable[[Held], None],
+                 drain: Callable[[], None]) -> None:
+        self.report = report
+        self.replace = replace  # a stopped plain job's slot gets a fresh thread
+        self.drain = drain
+        self.watched: dict[int, Watch] = {}
+        self.abandoned: list[Held] = []
+        self.exhausted = False  # EMQ_MAX_ABANDONED reached: the worker drains and exits non-zero
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._next_at = math.inf  # when the watchdog wakes next (a new deadline wakes it only if sooner)
+        self._shortest = IDLE_WAIT  # the shortest limit armed since the last step: how long an idle step sleeps
+        self._closed = False
+        self.thread = threading.Thread(target=self._run, name="emq-deadlines", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=2)
+
+    def enter(self, held: Held, interrupt: Interrupt) -> None:
+        """The job's code starts now (on its thread or the loop): arm its limits."""
+        held.interrupt = interrupt  # set first: a stop that sees the job running can interrupt it
+        held.running = True  # no lock on the way in (every attempt passes here)...
+        if held.stopped is not None:  # ...so a stop that came just before sees to it here
+            with held.lock:
+                self._interrupt(held, held.stopped)
+        hard, soft = limits(held)
+        if hard < math.inf or soft < math.inf:
+            now = time.monotonic()
+            self._watch(Watch(held, now + soft, now + hard), now)
+
+    def leave(self, held: Held) -> bool:
+        """The job's code returned: no limit reaches it any more. True when its outcome is still to report."""
+        while True:
+            try:
+                with held.lock:
+                    held.running = False
+                    if held.interrupted and not held.is_async:
+                        clear_pending()  # a limit raised just as the job returned must not hit the slot
+                    mine, held.settled = not held.settled, True
+                break
+            except BaseException:  # a limit that arrived before the lock was ours: it is spent, leave again
+                continue
+        with self._lock:
+            w = self.watched.get(id(held))
+            if w is not None and w.abandon_at == math.inf:
+                del self.watched[id(held)]
+        return mine
+
+    def stop(self, held: Held, kind: type[BaseException]) -> bool:
+        """End the attempt now with kind (JobTimeout, Cancelled); False when it had ended already."""
+        with held.lock:
+            if held.settled:
+                return False
+            held.settled, held.stopped = True, kind
+            self._interrupt(held, kind)
+        hard, _ = limits(held)
+        reason = f"attempt {held.job.token} ran past its time limit of {hard:g} s" if kind is JobTimeout else ""
+        self.report(held, runner.failed(held.job, kind(reason)))
+        if not held.is_async:
+            self.replace(held)
+        now = time.monotonic()
+        self._watch(Watch(held, abandon_at=now + config.get("EMQ_TIMEOUT_GRACE")), now)
+        log.warning("job id=%s name=%s attempt=%s stopped: %s", held.job.id, held.job.name, held.job.token,
+                    reason or kind.__name__)
+        return True
+
+    def cancel(self, held: Held) -> None:
+        """The job was cancelled on the server (its renewal said so): tell its code and stop it."""
+        held.stop.set()
+        self.stop(held, Cancelled)
+
+    @staticmethod
+    def _interrupt(held: Held, kind: type[BaseException]) -> None:
+        """Raise kind inside the job's code if it still runs (the caller holds held.lock)."""
+        if held.running and held.interrupt is not None:
+            held.interrupted = True
+            held.interrupt(kind)
+
+    def _watch(self, w: Watch, now: float) -> None:
+        with self._lock:
+            self.watched[id(w.held)] = w
+            self._shortest = min(self._shortest, w.next_at - now)
+            sooner = w.next_at < self._next_at
+            if sooner:
+                self._next_at = w.next_at
+        if sooner:  # most jobs end long before their limit: the watchdog sleeps on
+            self._wake.set()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._wake.clear()
+            next_at = self._step(time.monotonic())
+            self._wake.wait(max(next_at - time.monotonic(), 0.0))
+
+    def _step(self, now: float) -> float:
+        """Act on every deadline reached; return when the next one falls."""
+        with self._lock:
+            due = [w for w in self.watched.values() if w.next_at <= now]
+        for w in due:
+            if w.soft_at <= now:
+                w.soft_at = math.inf
+                self._soft(w.held)
+            if w.hard_at <= now:
+                w.soft_at = w.hard_at = math.inf
+                self.stop(w.held, JobTimeout)
+            if w.abandon_at <= now:
+                self._abandon(w)
+        with self._lock:  # stored under the lock that _watch compares against: no deadline slips past
+            # With nothing to watch, sleep as long as the shortest limit seen lately: a job armed
+            # meanwhile with a limit at least that long falls due after this wake, so it need not wake
+            # the watchdog (most jobs end in far less than their limit; one wake per batch would cost).
+            idle, self._shortest = max(self._shortest, 0.001), IDLE_WAIT
+            self._next_at = min((w.next_at for w in self.watched.values()), default=now + idle)
+            return self._next_at
+
+    def _soft(self, held: Held) -> None:
+        with held.lock:
+            if not held.settled:
+                self._interrupt(held, SoftTimeLimit)
+
+    def _abandon(self, w: Watch) -> None:
+        with self._lock:
+            self.watched.pop(id(w.held), None)
+        if not w.held.running:
+            return  # it returned within the grace
+        self.abandoned = [h for h in self.abandoned if h.running] + [w.held]
+        stuck, most = len(self.abandoned), config.get("EMQ_MAX_ABANDONED")
+        log.warning("job id=%s name=%s: its code has not returned %ss after it was stopped; abandoned (%s stuck)",
+                    w.held.job.id, w.held.job.name, config.get("EMQ_TIMEOUT_GRACE"), stuck)
+        if most and stuck >= most and not self.exhausted:
+            self.exhausted = True
+            log.error("%s job threads are stuck past their time limits (EMQ_MAX_ABANDONED=%s): draining, releasing "
+                      "the leases and exiting so that a clean worker process takes over", stuck, most)
+            self.drain()

@@ -1,0 +1,165 @@
+"""The jobs a worker holds, and the renewal that keeps their leases: one thread per queue.
+
+Each queue's renewer renews every lease it holds there in one round trip, every lease/3 of the
+shortest lease held, on its own thread and its own clock: a queue whose script is being retried
+(a slot migrating on a cluster, up to 30 s) never delays the renewals of another queue, nor the
+worker's loop. A lease found lost ("stale" or "missing") is dropped: the job's late finish will
+be refused as stale by the server, so nothing it does counts twice. A job found cancelled is
+dropped too, and ``on_cancel`` stops its code (``deadlines``).
+
+Progress (``ctx.progress``) rides on the renewal: a job's first report since the last one sent
+brings the queue's renewal forward to at most PROGRESS_EVERY after the previous progress write,
+and the renewal stores the latest value of every job that reported, in the same round trip. So a
+job may report a million times and cost at most one write a second.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from ..core.engine import Queue
+from .held import Held
+
+log = logging.getLogger("emq.worker")
+RETRY_AFTER = 1.0  # seconds before a renewal that failed (server unreachable) is tried again
+PROGRESS_EVERY = 1.0  # seconds between two progress writes of a queue's renewer, at least
+
+
+class Leases:
+    """The held jobs of a worker, keyed by (queue, id), and their renewers."""
+
+    def __init__(self, queues: Sequence[Queue], on_cancel: Callable[[Held], None] | None = None) -> None:
+        self.on_cancel = on_cancel
+        self._held: dict[tuple[str, str], Held] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._renewers = {q.name: Renewer(q, self, self._stop) for q in queues}
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def start(self) -> None:
+        for r in self._renewers.values():
+            r.thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        for r in self._renewers.values():
+            r.wake.set()
+        for r in self._renewers.values():
+            r.thread.join(timeout=2)
+
+    def hold(self, held: Held) -> None:
+        with self._lock:
+            self._held[held.key] = held
+        renewer = self._renewers[held.queue.name]
+        held.nudge = renewer.progressed
+        renewer.nudge(held.job.lease_ms)
+
+    def drop(self, held: Held) -> None:
+        with self._lock:
+            self._held.pop(held.key, None)
+
+    def of_queue(self, name: str) -> list[Held]:
+        with self._lock:
+            return [h for h in self._held.values() if h.queue.name == name]
+
+    def lose(self, held: Held, status: str) -> None:
+        log.warning("job id=%s name=%s lost its lease (%s)", held.job.id, held.job.name, status)
+        self.drop(held)
+
+    def cancelled(self, held: Held) -> None:
+        log.info("job id=%s name=%s was cancelled while it ran: stopping it", held.job.id, held.job.name)
+        self.drop(held)
+        if self.on_cancel is not None:
+            self.on_cancel(held)
+
+    def release_all(self, grace: float) -> None:
+        """Give back every job still held (running past the grace), so they run again at once."""
+        with self._lock:
+            helds, self._held = list(self._held.values()), {}
+        by: dict[str, list[Held]] = {}
+        for h in helds:
+            by.setdefault(h.queue.name, []).append(h)
+        for group in by.values():
+            group[0].queue.release_locks([(h.job.id, h.job.token) for h in group])
+            log.warning("released %s job(s) still running after %ss grace", len(group), grace)
+
+
+class Renewer:
+    """Renews one queue's leases held by this worker, every lease/3 of the shortest one."""
+
+    def __init__(self, q: Queue, leases: Leases, stop: threading.Event) -> None:
+        self.q = q
+        self.leases = leases
+        self.stop = stop
+        self.wake = threading.Event()
+        self.due = math.inf  # monotonic time of the next renewal
+        self.progress_at = -math.inf  # monotonic time of the last progress write
+        self.thread = threading.Thread(target=self.run, name=f"emq-renew-{q.name}", daemon=True)
+
+    def nudge(self, lease_ms: int) -> None:
+        """A job with this lease is now held: renew no later than lease/3 from now."""
+        due = time.monotonic() + lease_ms / 3000
+        if due < self.due:
+            self.due = due
+            self.wake.set()
+
+    def progressed(self) -> None:
+        """A held job reported progress: renew (and write it) within PROGRESS_EVERY of the last write."""
+        due = max(time.monotonic(), self.progress_at + PROGRESS_EVERY)
+        if due < self.due:
+            self.due = due
+            self.wake.set()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            delay = self.due - time.monotonic()
+            if delay > 0:
+                self.wake.wait(min(delay, 3600.0))
+                self.wake.clear()
+                continue
+            self.due = math.inf
+            try:
+                self.renew()
+            except Exception as exc:  # the server is away or refusing: try again soon, never die
+                log.warning("renewing leases in %s failed: %s; retrying in %ss", self.q.name, exc, RETRY_AFTER)
+                self.due = min(self.due, time.monotonic() + RETRY_AFTER)
+
+    def renew(self) -> None:
+        """One round trip per lease length held in this queue; drop the leases found lost."""
+        by: dict[int, list[Held]] = {}
+        for h in self.leases.of_queue(self.q.name):
+            by.setdefault(h.job.lease_ms, []).append(h)
+        progress = self._progress([h for helds in by.values() for h in helds])
+        for lease_ms, helds in by.items():
+            try:
+                statuses = self.q.live.renew([(h.job.id, h.job.token) for h in helds], lease_ms, progress)
+            except Exception:
+                for h in helds:  # not sent: the next renewal sends it
+                    h.progress_dirty = h.progress_dirty or any(p[0] == h.job.id for p in progress)
+                raise
+            progress = []
+            for h, status in zip(helds, statuses, strict=True):
+                if status == "cancelled":
+                    self.leases.cancelled(h)
+                elif status != "ok":
+                    self.leases.lose(h, status)
+        if by:
+            self.due = min(self.due, time.monotonic() + min(by) / 3000)
+
+    def _progress(self, helds: list[Held]) -> list[tuple[str, int, float, str]]:
+        """The latest progress of the jobs that reported since the last write (cleared before it is read)."""
+        out = []
+        for h in helds:
+            if h.progress_dirty:
+                h.progress_dirty = False
+                fraction, note = h.progress
+                out.append((h.job.id, h.job.token, fraction, note))
+        if out:
+            self.progress_at = time.monotonic()
+        return out

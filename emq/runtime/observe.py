@@ -1,0 +1,55 @@
+"""What surrounds each attempt on a worker: the log context, ``job_started``, an OpenTelemetry
+span and a Sentry transaction.
+
+``begin`` runs in the thread (or coroutine) that runs the job, before its function; ``end`` after
+it, with the outcome. Tracing and Sentry join only when the application set them up, so a plain
+worker pays a context variable and two dictionary lookups per attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..core.records import Claimed, Outcome
+from ..jobs import tracing
+from . import logs, sentry, signals
+
+log = logging.getLogger("emq.worker")
+
+
+class Attempt:
+    """One attempt's open parts, closed by ``end``."""
+
+    __slots__ = ("token", "span_cm", "span", "sentry")
+
+    def __init__(self, token: Any) -> None:
+        self.token = token
+        self.span_cm: Any = None
+        self.span: Any = None
+        self.sentry: Any = None
+
+
+def begin(queue: str, job: Claimed) -> Attempt:
+    """Enter the attempt's context and tell ``job_started``'s receivers (their errors are logged)."""
+    attempt = Attempt(logs.current.set((job.id, job.name, queue, job.token)))
+    cm = tracing.consumer(queue, job)
+    if cm is not None:
+        attempt.span_cm, attempt.span = cm, cm.__enter__()
+    attempt.sentry = sentry.enter(queue, job)
+    if signals.job_started.receivers:
+        for receiver, err in signals.job_started.send_robust(None, queue=queue, job=job, attempt=job.token):
+            if isinstance(err, Exception):
+                log.error("job_started receiver %r failed: %s", receiver, err, exc_info=err)
+    return attempt
+
+
+def end(attempt: Attempt, outcome: Outcome) -> None:
+    """Record the outcome's exception on the span and in Sentry; leave the attempt's context."""
+    if attempt.sentry is not None:
+        sentry.leave(attempt.sentry, outcome.exc)
+    if attempt.span_cm is not None:
+        if outcome.exc is not None:
+            tracing.failed(attempt.span, outcome.exc)
+        attempt.span_cm.__exit__(None, None, None)
+    logs.current.reset(attempt.token)

@@ -1,0 +1,46 @@
+"""Outcomes on their way to the server: reported by job threads, sent by the worker's loop.
+
+An outcome the server has not accepted (it was unreachable) stays here and is offered again on
+the next pass, so an outage loses no result; the fencing token makes a late one harmless.
+"""
+
+from __future__ import annotations
+
+import queue as stdqueue
+
+from ..core.records import Outcome
+from .held import Held
+
+Item = tuple[Held, Outcome]
+
+
+class Outbox:
+    """A thread-safe inbox of fresh outcomes plus the ones an outage sent back."""
+
+    def __init__(self) -> None:
+        self._arrived: stdqueue.SimpleQueue[Item] = stdqueue.SimpleQueue()
+        self._pending: list[Item] = []
+
+    def put(self, held: Held, outcome: Outcome) -> None:
+        """Called from a slot thread or the event loop when a job ended."""
+        self._arrived.put((held, outcome))
+
+    def arrived(self) -> list[Item]:
+        """Every outcome reported since the last call (the loop counts these as no longer running)."""
+        out = []
+        while True:
+            try:
+                out.append(self._arrived.get_nowait())
+            except stdqueue.Empty:
+                return out
+
+    def take_pending(self) -> list[Item]:
+        pending, self._pending = self._pending, []
+        return pending
+
+    def keep(self, items: list[Item]) -> None:
+        """Offer these again on the next pass: the server did not accept them."""
+        self._pending.extend(items)
+
+    def __len__(self) -> int:
+        return len(self._pending)

@@ -1,0 +1,64 @@
+"""The retry policy: how the exception that ended an attempt becomes the outcome finish takes.
+
+One decision point, fed by the exception (Dramatiq's ``retry_when``, BullMQ's
+``UnrecoverableError``): ``emq.Discard`` is dead now, ``emq.Retry`` picks its delay, an exception
+outside the job's ``retry_on`` is dead now, and a backoff function may say "no more". Whether a
+"failed" attempt is retried or dead because its attempts ran out is the finish script's rule alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import traceback
+
+from ..core.records import Claimed, Outcome
+from ..errors import Discard, Retry
+from ..jobs import Options
+from ..jobs.options import retry_on_tuple
+
+log = logging.getLogger("emq.worker")
+RETRY_ON = (Exception,)  # what a job retries unless its retry_on says otherwise
+
+
+def backoff_ms(attempt: int, base: float, cap: float) -> int:
+    """Exponential backoff with full jitter, capped: uniform(0, min(cap, base * 2**(attempt-1)))."""
+    ceiling = min(cap, base * 2 ** max(attempt - 1, 0))
+    return int(random.uniform(0, ceiling) * 1000)
+
+
+def error_text(exc: BaseException) -> str:
+    """The exception line first (``module.Type: message``), then the traceback."""
+    kind = type(exc)
+    path = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    head = f"{path}: {exc}"
+    return head + "\n" + "".join(traceback.format_exception(exc))
+
+
+def outcome_of(job: Claimed, exc: BaseException, options: Options | None) -> Outcome:
+    """The outcome of an attempt that raised exc, by its job's policy (options None: the defaults)."""
+    text = error_text(exc)
+    if isinstance(exc, Discard):
+        return Outcome(job.id, job.token, "discarded", text)
+    if isinstance(exc, Retry) and exc.delay is not None:
+        return Outcome(job.id, job.token, "failed", text, int(exc.delay * 1000))
+    retry_on = RETRY_ON if options is None or options.retry_on is None else retry_on_tuple(job.name, options.retry_on)
+    if not isinstance(exc, Retry) and not isinstance(exc, retry_on):
+        return Outcome(job.id, job.token, "dead", text)
+    delay = _delay_ms(job, exc, options)
+    if delay is None:
+        return Outcome(job.id, job.token, "dead", text)
+    return Outcome(job.id, job.token, "failed", text, delay)
+
+
+def _delay_ms(job: Claimed, exc: BaseException, options: Options | None) -> int | None:
+    """ms before the retry: the job's backoff function when it has one (None: no retry), else its jitter."""
+    backoff = None if options is None else options.backoff
+    if callable(backoff):
+        try:
+            seconds = backoff(job.token, exc)
+        except Exception:  # a broken backoff must not lose the outcome: fall back to the jittered one
+            log.exception("backoff of job %s failed; using its (base, cap) backoff", job.name)
+        else:
+            return None if seconds is None else max(int(float(seconds) * 1000), 0)
+    return backoff_ms(job.token, *job.backoff)

@@ -1,0 +1,195 @@
+"""The Pump: promotes due jobs, reclaims expired leases, mints recurrences and forwards parents'
+outcomes to jobs waiting in other queues (``emq.core.flows``), per queue.
+
+Limit: one queue per thread; one Pump leads each queue through a short lease (the others
+stay idle and take over when it lapses). The leader parks until its next duty, at most
+EMQ_PUMP_PARK seconds; a mint that brings the earliest due time forward pushes the queue's
+``pumpwake`` list, which wakes it. Every step is idempotent, so any number may run.
+
+Why a local timer: the server answers a blocking pop's *timeout* only on its cron tick (every
+100 ms at the default ``hz 10``), so parking on BLPOP alone makes due jobs up to 100 ms late.
+The leader therefore sleeps on a local timer for the park time the tick computed on the server
+clock, while a waker thread blocks on ``pumpwake`` and cuts the sleep short.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+
+from ..core import config, flows, topology
+from ..core.connection import disconnect, new_client
+from ..core.engine import Queue
+from ..errors import ServerUnavailable
+from ..scheduling import repeat
+from ..scheduling.rowsync import RowSync
+
+log = logging.getLogger("emq.pump")
+FOLLOW_MS = 5000  # a Pump that does not lead asks for the lead this often (at most)
+RELAY_PAGE = 1000  # relay entries forwarded per round (FlowOps.relayed)
+
+
+def lead_ttl_ms() -> int:
+    """How long a Pump's lead lasts without a tick: 2x its park, so a crashed leader is replaced soon."""
+    return int(2 * config.get("EMQ_PUMP_PARK") * 1000)
+
+
+class Pump:
+    """Supervised Pump threads for some queues; an exception in a tick is logged, never fatal."""
+
+    def __init__(
+        self,
+        queues: Sequence[Queue],
+        *,
+        stop: threading.Event | None = None,
+        on_ready: Callable[[], None] | None = None,
+    ) -> None:
+        self.queues = list(queues)
+        self.stop = stop or threading.Event()
+        # Called after a tick made jobs ready: a Pump inside a worker wakes its own loop at once,
+        # a thread hop sooner than the wake token its Metronome also receives.
+        self.on_ready = on_ready
+        self.id = f"pump:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.park_ms = int(config.get("EMQ_PUMP_PARK") * 1000)
+        self.threads: list[threading.Thread] = []
+        self.tickers: list[threading.Thread] = []
+        self.clients: list = []
+        self.wakers: list[Waker] = []
+        self.rows = RowSync(q.name for q in self.queues)
+
+    def start(self) -> Pump:
+        """Sync the recurrence rows, then run one thread per queue in the background."""
+        self.rows.start()
+        sync = threading.Thread(
+            target=self.rows.run, args=(self.stop, self.leads), name="emq-pump-rows", daemon=True
+        )
+        sync.start()
+        self.threads.append(sync)
+        for q in self.queues:
+            client = new_client(block=self.park_ms / 1000)
+            self.clients.append(client)
+            waker = Waker(q, client, self.stop, self.park_ms / 1000)
+            self.wakers.append(waker)
+            ticker = threading.Thread(target=self.run_queue, args=(q, waker), name=f"emq-pump-{q.name}", daemon=True)
+            ticker.start()
+            self.tickers.append(ticker)
+            t = threading.Thread(target=waker.run, args=(q,), name=f"emq-pumpwake-{q.name}", daemon=True)
+            t.start()
+            self.threads.append(t)
+        return self
+
+    def leads(self) -> bool:
+        """Whether this Pump leads at least one of its queues now."""
+        return any(w.leading.is_set() for w in self.wakers)
+
+    def close(self) -> None:
+        """Stop every thread and give up the lead so another Pump takes over at once."""
+        self.stop.set()
+        for w in self.wakers:
+            w.event.set()
+        for t in self.tickers:  # first, so no tick takes the lead again after the resign
+            t.join(timeout=2)
+        for q in self.queues:
+            self._resign(q)
+        for c in self.clients:
+            try:
+                disconnect(c)
+            except Exception:  # the blocking pop of a Pump thread may be reading this socket
+                pass
+        for t in self.threads:
+            t.join(timeout=2)
+
+    def _resign(self, q: Queue) -> None:
+        try:
+            q.resign(self.id)
+        except Exception:  # best effort: the lead lapses by itself within its TTL
+            pass
+
+    def run_queue(self, q: Queue, waker: Waker) -> None:
+        """Tick forever; park between ticks; survive any error in one tick."""
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                waker.event.clear()
+                self._park(waker, self.step(q))
+                failures = 0
+            except Exception as exc:
+                if self.stop.is_set():
+                    return
+                failures += 1
+                if isinstance(exc, ServerUnavailable):
+                    log.error("pump %s: %s", q.name, exc)
+                else:
+                    log.exception("pump tick of queue %s failed; going on", q.name)
+                self.stop.wait(min(0.5 * failures, 5.0))
+
+    def step(self, q: Queue) -> tuple[bool, int]:
+        """One tick of one queue: returns (leader, ms to park)."""
+        tick = q.tick(self.id, ttl_ms=lead_ttl_ms(), park_ms=self.park_ms)
+        if tick.promoted or tick.reclaimed:
+            log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
+            if self.on_ready:
+                self.on_ready()
+        if tick.leader and tick.relay and flows.forward(q) >= flows.FORWARD_ROUNDS * RELAY_PAGE:
+            return True, 0  # more to forward: tick again at once
+        if tick.leader and tick.repeat_due:
+            self.rows.record(repeat.mint_due(q))
+            return True, 0
+        return tick.leader, tick.park_ms if tick.leader else min(tick.park_ms, FOLLOW_MS)
+
+    def _park(self, waker: Waker, park: tuple[bool, int]) -> None:
+        leader, ms = park
+        if leader:
+            waker.leading.set()
+        else:
+            waker.leading.clear()
+        if ms > 0:
+            (waker.event if leader else self.stop).wait(ms / 1000)
+
+
+class Waker:
+    """Blocks on a queue's ``pumpwake`` list while its Pump leads, and wakes the parked Pump."""
+
+    def __init__(self, q: Queue, client, stop: threading.Event, timeout: float) -> None:
+        self.client = client
+        self.stop = stop
+        # At most the park: an idle leader then sends one blocking pop a park (the client's socket
+        # timeout is longer, see connection.new_client); close() cuts it short by disconnecting.
+        self.timeout = timeout
+        self.event = threading.Event()
+        self.leading = threading.Event()  # only the leader pops: a follower would steal its tokens
+
+    def run(self, q: Queue) -> None:
+        while not self.stop.is_set():
+            if not self.leading.wait(1.0):
+                continue
+            try:
+                token = self.client.blpop([q.keys.pumpwake], timeout=self.timeout)
+                if token and not self.leading.is_set():
+                    self.client.rpush(q.keys.pumpwake, token[1])  # the lead moved on: hand it over
+                elif token:
+                    self.event.set()
+            except Exception as exc:
+                if self.stop.is_set():
+                    return
+                log.warning("pump %s: waiting on pumpwake failed: %s", q.name, exc)
+                self.stop.wait(1.0)
+
+
+def run_forever(queue_names: Sequence[str], *, announce: Callable[[str], None] = log.info) -> None:
+    """Run a Pump in the foreground until SIGTERM/SIGINT (``manage.py emq_pump``)."""
+    pump = Pump([Queue(n) for n in topology.expand(queue_names)])
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: pump.stop.set())
+    pump.start()
+    announce(f"pump {pump.id} running for {', '.join(queue_names)}")
+    try:
+        while not pump.stop.wait(3600):
+            pass
+    finally:
+        pump.close()

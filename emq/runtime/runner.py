@@ -1,0 +1,130 @@
+"""Run one claimed job in-process and turn how it ended into an Outcome.
+
+A plain function runs in a worker's slot thread (``execute``); an ``async def`` job runs as a
+coroutine on the worker's event loop (``execute_async``), so it holds no thread while it waits.
+Whatever the job raises, ``SystemExit`` and ``KeyboardInterrupt`` included, is its attempt's
+failure (``policy``), never the worker's. Each attempt runs inside its context (``observe``: log
+fields, a trace span, ``job_started``, Sentry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ..core.encoding import dumps
+from ..core.records import Claimed, Outcome
+from ..jobs import Flag, JobContext, Options, lookup
+from ..jobs.context import current
+from . import observe
+from .aio import Interruptible
+from .policy import backoff_ms, error_text, outcome_of
+
+__all__ = ["backoff_ms", "error_text", "execute", "execute_async", "failed", "is_async"]
+
+
+def is_async(name: str) -> bool:
+    """Whether the job is an ``async def``; False when it cannot be found, so its slot records why."""
+    try:
+        return inspect.iscoroutinefunction(lookup(name).func)
+    except Exception:  # unknown name, or a task module that fails to import: execute() reports it
+        return False
+
+
+def _call(queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
+    fn = lookup(job.name)
+    args = list(job.args)
+    if fn.options.takes_context:
+        args.insert(0, JobContext(job.id, queue, job.token, job.token, job.lease_ms, stop or Flag(), sink))
+    return fn.func(*args, **job.kwargs)
+
+
+def _completed(job: Claimed, result: Any) -> Outcome:
+    if result is None:  # the common case, without the encoder
+        return Outcome(job.id, job.token, "completed", "null")
+    return Outcome(job.id, job.token, "completed", dumps(result))
+
+
+def _options(name: str) -> Options | None:
+    try:
+        return lookup(name).options
+    except Exception:  # an unknown job fails by the default policy
+        return None
+
+
+def failed(job: Claimed, exc: BaseException) -> Outcome:
+    """How an attempt that raised exc ends, by its job's retry policy (exc kept for traces and Sentry)."""
+    return dataclasses.replace(outcome_of(job, exc, _options(job.name)), exc=exc)
+
+
+def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[[], None] | None = None,
+            sink: Any = None) -> Outcome:
+    """Run one attempt inside its context; never raises (see ``_execute``). ``sink`` takes its progress."""
+    attempt = observe.begin(queue, job)
+    outcome = _execute(queue, job, stop, leave, sink)
+    observe.end(attempt, outcome)
+    return outcome
+
+
+async def execute_async(
+    queue: str, job: Claimed, stop: Flag | None = None, started: Callable[[Interruptible], None] | None = None,
+    leave: Callable[[], None] | None = None, sink: Any = None,
+) -> Outcome:
+    """Await one ``async def`` attempt inside its context; never raises (see ``_execute_async``)."""
+    attempt = observe.begin(queue, job)
+    outcome = await _execute_async(queue, job, stop, started, leave, sink)
+    observe.end(attempt, outcome)
+    return outcome
+
+
+def _execute(queue: str, job: Claimed, stop: Flag | None, leave: Callable[[], None] | None, sink: Any) -> Outcome:
+    """Run the job's function and report how it ended; never raises. ``stop`` is its ctx.cancelled.
+
+    ``leave`` is called the moment the job's code returned, before the outcome is built: a time
+    limit may interrupt the job, never the reporting of how it ended. ``emq.current_job()`` is
+    the attempt while its code runs.
+    """
+    error: BaseException | None = None
+    running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
+    try:
+        result: Any = _call(queue, job, stop, sink)
+        if inspect.isawaitable(result):
+            result = asyncio.run(_await(result))
+    except BaseException as exc:  # a job's failure is data, SystemExit included: recorded, never fatal
+        error = exc
+    finally:
+        if leave is not None:
+            leave()
+        current.reset(running)
+    return _completed(job, result) if error is None else failed(job, error)
+
+
+async def _execute_async(
+    queue: str, job: Claimed, stop: Flag | None, started: Callable[[Interruptible], None] | None,
+    leave: Callable[[], None] | None, sink: Any,
+) -> Outcome:
+    """Await an ``async def`` job on the running loop and report how it ended; never raises.
+
+    ``started`` gets the handle that raises a time limit or a cancel inside the job; ``leave`` is
+    called as in ``execute``. The coroutine runs in its own task, so ``current_job()`` is its own.
+    """
+    error: BaseException | None = None
+    current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
+    try:
+        run = Interruptible(_call(queue, job, stop, sink))
+        if started is not None:
+            started(run)
+        result = await run
+    except BaseException as exc:  # as in execute: recorded, never fatal
+        error = exc
+    finally:
+        if leave is not None:
+            leave()
+    return _completed(job, result) if error is None else failed(job, error)
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable

@@ -1,0 +1,59 @@
+"""How emq_worker and emq_pump meet an unreachable server at start-up: they wait, saying so once.
+
+A server that is away when a worker starts is the same passing condition as one that goes away
+while it runs (the worker keeps its jobs and retries), and a fleet often starts before its
+Valkey: so both commands log one line naming the server and how to stop, wait, and start once it
+answers. ``EMQ_STARTUP_WAIT`` bounds the wait in seconds (0: fail at once with that line). A
+configuration that no wait can mend (no EMQ_URL and no embedded server installed) fails at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+
+from ..core import config, embedded
+from ..core.connection import get_client, guard
+from ..errors import ServerUnavailable
+
+log = logging.getLogger("emq.startup")
+MAX_PAUSE = 5.0  # seconds between two tries at most
+
+
+def wait_for_server(stop: threading.Event | None = None) -> bool:
+    """True once the server answers; False when stopped first (SIGINT/SIGTERM); ServerUnavailable past the limit."""
+    if not config.get("EMQ_URL") and not embedded.available():
+        raise ServerUnavailable(embedded.MISSING)  # nothing to wait for: a package is missing
+    stop = stop or _stop_on_signals()
+    limit = config.get("EMQ_STARTUP_WAIT")
+    deadline = None if limit is None else time.monotonic() + float(limit)
+    pause, said = 0.1, False
+    while True:
+        try:
+            with guard():
+                get_client().ping()
+        except ServerUnavailable as exc:
+            if deadline is not None and time.monotonic() + pause > deadline:
+                raise
+            if not said:
+                bound = "" if deadline is None else f" for up to {float(limit):g} s (EMQ_STARTUP_WAIT)"
+                log.warning("%s Waiting for it%s; Ctrl-C stops.", exc, bound)
+                said = True
+        else:
+            if said:
+                log.info("the server answers now; starting")
+            return True
+        if stop.wait(pause):
+            return False
+        pause = min(pause * 2, MAX_PAUSE)
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event SIGINT and SIGTERM set while the command waits (the worker installs its own after)."""
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+    return stop

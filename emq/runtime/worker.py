@@ -1,0 +1,221 @@
+"""The worker's loop: claims jobs in batches, hands them to slots, finishes them in batches.
+
+One loop thread talks to the server for claims and finishes: each pass finishes what ended and
+claims up to the free slots in one pipelined round trip per queue, and parks on the Metronome
+when there is nothing to claim. Its other duties live in their own rooms and threads: lease
+renewal (``leases``), the registry entry (``heartbeat``), outcomes kept through an outage
+(``outbox``), the threads that run jobs (``slots``, ``aio``), time limits and cancels (``deadlines``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal as signals
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+
+from ..core import config, registry, topology
+from ..core.engine import Queue
+from ..core.limits import apply_group_limits
+from ..core.records import Claimed, Outcome
+from ..errors import ServerUnavailable
+from . import report, runner
+from .aio import Interruptible, LoopThread
+from .deadlines import Deadlines
+from .heartbeat import Heartbeat
+from .held import Held
+from .idle import RECHECK, IdleBudget, drained
+from .leases import Leases
+from .metronome import Metronome
+from .outbox import Outbox
+from .pump import Pump
+from .slots import Slots
+
+log = logging.getLogger("emq.worker")
+
+
+class Worker:
+    """``manage.py emq_worker``: run jobs of some queues until stopped (or drained, in burst mode)."""
+
+    def __init__(self, queues: Sequence[str] | None = None, *, concurrency: int = 10, batch: int | None = None,
+                 burst: bool = False, pump: bool = True, grace: float | None = None,
+                 park_timeout: float = 30.0) -> None:
+        self.queues = [Queue(n) for n in topology.expand(queues or [config.get("EMQ_DEFAULT_QUEUE")])]
+        self.concurrency = max(1, concurrency)
+        self.batch = max(1, batch or self.concurrency)
+        self.burst = burst
+        self.grace = config.get("EMQ_GRACE") if grace is None else grace
+        self.id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.signal = threading.Event()
+        self.outbox = Outbox()
+        self.deadlines = Deadlines(self._report, lambda held: self.slots.replace(held), self.stop)
+        self.leases = Leases(self.queues, on_cancel=self.deadlines.cancel)
+        self.slots = Slots(self.concurrency, self._report, self.deadlines)
+        self.aio = LoopThread()
+        self.metronome = Metronome(self.queues, self.signal, park_timeout)
+        self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
+        self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
+        self.running = self.running_async = self.processed = self.outage = self._rr = 0
+        self.async_slots = config.get("EMQ_ASYNC_SLOTS")
+        self.stopping: float | None = None  # monotonic time the stop was asked
+        self.stops = self.told = 0  # stops asked, and said
+        self.idle = IdleBudget(burst)
+
+    def run(self) -> int:
+        """Work until stopped (or, in burst mode, until drained); returns the exit code."""
+        _stop_on_signals(self.stop)
+        registry.remember_all(q.name for q in self.queues)
+        apply_group_limits(q.name for q in self.queues)
+        self.heartbeat.start()
+        for part in (self.deadlines, self.slots, self.leases, self.metronome, *([self.pump] if self.pump else [])):
+            part.start()
+        log.info("worker %s up: queues=%s concurrency=%s", self.id, [q.name for q in self.queues], self.concurrency)
+        try:
+            while not self._pass():
+                pass
+        finally:
+            for part in (self.aio, self.metronome, *([self.pump] if self.pump else []), self.leases, self.slots,
+                         self.deadlines):
+                part.close()
+            self.heartbeat.close()
+        log.info("worker %s stopped after %s jobs", self.id, self.processed)
+        return 1 if self.deadlines.exhausted else 0  # a drain for stuck threads: the supervisor starts another
+
+    def stop(self) -> None:
+        """Stop claiming; running jobs get the grace period (a second call cuts it short)."""
+        if self.stopping is not None:
+            self.grace = 0
+        self.stops += 1  # said by the loop (report.stopping): a signal handler may interrupt a dispatch
+        self.stopping = time.monotonic()
+        self.signal.set()
+
+    def _pass(self) -> bool:
+        """One pass of the loop; True when the worker is done."""
+        self.signal.clear()
+        outcomes = self.outbox.take_pending() + self._arrived()
+        free = 0 if self.stopping is not None else self._free()
+        try:
+            claimed = self._exchange(outcomes, free)
+        except ServerUnavailable as exc:
+            return self._outage(exc)
+        self.outage = 0
+        if self.stopping is not None:
+            return self._stop_pass()
+        if claimed:
+            return False
+        if self._free() <= 0:
+            self.signal.wait(RECHECK)
+            return False
+        if self.running == 0 and self.burst and drained(self.queues):
+            return True
+        self.metronome.park()  # free slots and nothing ready: park until a token or an outcome
+        self.idle.park_ended(self.signal.wait(1.0 if self.burst else RECHECK))
+        self.metronome.unpark()
+        return False
+
+    def _outage(self, exc: Exception) -> bool:
+        """The server is unreachable: keep running jobs and their outcomes, retry with backoff."""
+        self.outage += 1
+        log.error("%s (retry %s)", exc, self.outage)
+        if self.stopping is not None and time.monotonic() - self.stopping >= self.grace:
+            return True
+        self.signal.wait(min(0.2 * 2**self.outage, 5.0))
+        return False
+
+    def _stop_pass(self) -> bool:
+        self.told = report.stopping(self.stops, self.told, self.running, self.grace)
+        if self.running == 0:
+            return True
+        if time.monotonic() - self.stopping >= self.grace:
+            self.leases.release_all(self.grace)
+            return True
+        self.signal.wait(0.05)
+        return False
+
+    def _free(self) -> int:
+        """Jobs to claim now: any of them may be a plain job, so each needs a free thread."""
+        threads = self.concurrency - (self.running - self.running_async)
+        return max(0, min(threads, self.concurrency + self.async_slots - self.running))
+
+    def _arrived(self) -> list[tuple[Held, Outcome]]:
+        out = self.outbox.arrived()
+        for held, _ in out:
+            self.running -= 1
+            self.running_async -= held.is_async
+            self.leases.drop(held)
+        return out
+
+    def _exchange(self, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
+        """Finish what ended and claim up to free slots: one round trip per queue touched."""
+        by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
+        for item in outcomes:
+            by_queue.setdefault(item[0].queue.name, []).append(item)
+        if self.idle.skip_claim() and not outcomes:
+            free = 0
+        claimed = 0
+        self._rr = (self._rr + 1) % len(self.queues)
+        for q in self.queues[self._rr :] + self.queues[: self._rr]:
+            done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
+            if done or want > 0:
+                try:
+                    states, jobs = q.finish_and_claim([o for _, o in done], max(want, 0), self.id)
+                except ServerUnavailable:
+                    self.outbox.keep(done + [item for items in by_queue.values() for item in items])
+                    raise
+                self.processed += len(done)
+                report.finished(q.name, done, states)
+                for job in jobs:
+                    self._dispatch(q, job)
+                claimed += len(jobs)
+        return claimed
+
+    def _dispatch(self, q: Queue, job: Claimed) -> None:
+        held = Held(q, job)
+        self.leases.hold(held)
+        self.running += 1
+        if runner.is_async(job.name):
+            held.is_async = True
+            self.running_async += 1
+            self.aio.submit(_run_async(self, held))
+        else:
+            self.slots.submit(held)
+
+    def _report(self, held: Held, outcome: Outcome) -> None:
+        self.outbox.put(held, outcome)
+        self.signal.set()
+
+
+async def _run_async(w: Worker, held: Held) -> None:
+    """An ``async def`` job on the worker's loop, under its limits; its outcome is reported once."""
+
+    mine = False
+
+    def started(run: Interruptible) -> None:
+        w.deadlines.enter(held, run.interrupt_threadsafe)
+
+    def left() -> None:
+        nonlocal mine
+        mine = w.deadlines.leave(held)
+
+    if held.stopped is not None:
+        return  # cancelled before it started: its outcome is reported
+    outcome = await runner.execute_async(held.queue.name, held.job, held.stop, started, left, held)
+    if mine:
+        w._report(held, outcome)
+
+
+def _stop_on_signals(stop: Callable[[], None]) -> None:
+    """SIGTERM and SIGINT stop the worker gracefully (a second one cuts the grace short)."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signals.SIGTERM, signals.SIGINT):
+            signals.signal(sig, lambda *_: stop())
+
+
+def _describe(w: Worker) -> dict:
+    """The worker's registry entry, as the dashboard lists it."""
+    return {"id": w.id, "host": socket.gethostname(), "pid": os.getpid(), "queues": [q.name for q in w.queues],
+            "concurrency": w.concurrency, "running": w.running, "processed": w.processed}

@@ -1,0 +1,1 @@
+"""Scheduling: occurrence maths (``cron``), recurrences in Valkey (``repeat``), rows to Valkey (``rows``)."""
