@@ -147,12 +147,15 @@ class JobRef:
     """A minted job: its id and (logical) queue, enough to look it up or cancel it later.
 
     ``enqueued_at`` is the server's time of the mint that wrote it (None when the mint waits for a
-    commit, or ran inline); it is not part of the reference's identity.
+    commit, or ran inline); it is not part of the reference's identity. ``created`` is False when the
+    call minted nothing: a job with its ``job_id`` existed, or one held its unique key (``unique_for``,
+    ``debounce``), and the reference names that job.
     """
 
     id: str
     queue: str
     enqueued_at: datetime | None = field(default=None, compare=False)
+    created: bool = field(default=True, compare=False)
 
     def get(self) -> Job:
         """The job as stored now (JobNotFound once it was deleted or trimmed)."""

@@ -42,11 +42,19 @@ class MintSpec:
     meta: str = ""  # JSON object kept on the job for the caller, e.g. the django.tasks backend
     timeout_ms: int = 0  # an attempt's time limit (0: none); travels with the job to its worker
     soft_timeout_ms: int = 0  # when SoftTimeLimit is raised inside the job (0: never)
+    unique: str = ""  # "" or mint.lua's uniqueness spec: "U<ms>|<s|f>|<key>" unique, "D<ms>|<key>" debounce
+
+    @property
+    def unique_key(self) -> str:
+        """The key of a unique or debounced job ("" for any other): its partition follows it."""
+        if not self.unique:
+            return ""
+        return self.unique.split("|", 2 if self.unique[0] == "U" else 1)[-1]
 
     def argv(self) -> list[Any]:
         """The 15 ARGV fields of one job, in mint.lua's order."""
         return [
-            self.id, "1" if self.if_absent else "0", self.name, self.args_json, self.kwargs_json,
+            self.id, "1" if self.if_absent else (self.unique or "0"), self.name, self.args_json, self.kwargs_json,
             self.group, self.due, self.max_attempts, self.lease_ms, self.max_stalled,
             f"{self.backoff[0]},{self.backoff[1]}", self.origin, int(self.priority), self.meta,
             f"{int(self.timeout_ms)},{int(self.soft_timeout_ms)}",

@@ -39,8 +39,9 @@ from .keys import guard
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
 # lifecycle helpers, then the flow helpers that use them.
-PRELUDES = ("_events", "_prelude", "_flow")
+PRELUDES = ("_events", "_prelude", "_flowctl", "_flow")
 FLOW = "_flow"  # carried only by the scripts that use it (see _uses_flow)
+FLOWCTL = "_flowctl"  # unique jobs and rate limits: carried only by the scripts that call its helpers
 # Refusals that mean "the script did not run, the slot is moving": retried, up to RETRY_FOR seconds.
 # ClusterError is what redis-py raises once its own redirect budget (a few ms of TRYAGAIN) is spent.
 REFUSED = (TryAgainError, AskError, MovedError, ClusterError)
@@ -61,7 +62,8 @@ def script(name: str, events_max: int = 0) -> Script:
     """Return the script for one operation, e.g. ``script("bclaim")``; events_max > 0 records events."""
     body = (LUA_DIR / f"{name}.lua").read_text()
     parts = [f"local EVENTS_MAX = {int(events_max)}"]
-    parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES if p != FLOW or _uses_flow(body)]
+    parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES
+              if (p != FLOW or _uses_flow(body)) and (p != FLOWCTL or _uses_flowctl(body))]
     source = "\n".join([*parts, body])
     return Script(name, source, hashlib.sha1(source.encode()).hexdigest())
 
@@ -81,6 +83,17 @@ def _uses_flow(body: str) -> bool:
     """Whether a script needs _flow.lua. Each helper a script carries costs it a closure per call
     (~0.15 us), so the claim, the mint and the renewal leave out the 16 they never call."""
     return bool(_flow_words().search(re.sub(r"--\[\[.*?\]\]|--[^\n]*", "", body, flags=re.S)))
+
+
+@functools.cache
+def _flowctl_words() -> re.Pattern[str]:
+    names = re.findall(r"local function (\w+)", (LUA_DIR / f"{FLOWCTL}.lua").read_text())
+    return re.compile(r"\b(" + "|".join(sorted(names)) + r")\(")
+
+
+def _uses_flowctl(body: str) -> bool:
+    """Whether a script calls a helper of _flowctl.lua (mint, bclaim, finish, tick...)."""
+    return bool(_flowctl_words().search(body))
 
 
 def current(name: str) -> Script:

@@ -145,6 +145,8 @@ def _partition(queue: str, k: int, spec: MintSpec) -> int:
         return of_key(spec.group, k)
     if spec.if_absent:
         return of_key(spec.id, k)
+    if spec.unique:  # one key, one partition: uniqueness is checked where the key lives
+        return of_key(spec.unique_key, k)
     return _next_turn(queue, k)
 
 

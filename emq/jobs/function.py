@@ -24,7 +24,7 @@ from ..core.logical import JobRef, LogicalQueue
 from ..core.records import Job, MintSpec, from_ms
 from ..core.registry import remember_queue
 from ..errors import ConfigurationError
-from . import arguments, eager, tracing
+from . import arguments, eager, tracing, unique
 from .canvas import Signature
 from .dependent import mint_after
 from .options import CALL_ONLY, FUNCTION_ONLY, Options, check, check_names, resolved
@@ -52,6 +52,7 @@ class JobFunction:
         """A copy with some options changed for the calls made through it."""
         check_names(self.name, options)
         check(self.name, options)
+        unique.check(self.name, options)
         fixed = [k for k in FUNCTION_ONLY if k in options]
         if "backoff" in options and (callable(options["backoff"]) or callable(self.options.backoff)):
             fixed.append("a backoff function")
@@ -60,7 +61,9 @@ class JobFunction:
                 f"{' and '.join(fixed)} of {self.name} cannot change per call: a worker reads it from the "
                 "registered job, not from the job's data; set it in @emq.job(...)"
             )
-        return dataclasses.replace(self, options=dataclasses.replace(self.options, **options))
+        merged = dataclasses.replace(self.options, **options)
+        unique.check_combined(self.name, merged)
+        return dataclasses.replace(self, options=merged)
 
     def s(self, *args: Any, **kwargs: Any) -> Signature:
         """A signature of this job: a chain step or batch callback that takes the previous result first."""
@@ -116,6 +119,9 @@ class JobFunction:
         arguments.check(self.name, self.func, self.options.takes_context, checked, kwargs)
         args_json, kwargs_json = encode_args(self.name, tuple(args), kwargs)
         o = self.options
+        flow = unique.spec(self.name, o, args_json, kwargs_json) if o.unique_for or o.debounce else ""
+        if o.debounce:  # due after the quiet period, pushed back by every later call (_flowctl.lua)
+            due = f"+{max(int(o.debounce * 1000), 1)}"
         return MintSpec(
             id=o.job_id or uuid.uuid4().hex,
             name=self.name,
@@ -125,6 +131,7 @@ class JobFunction:
             due=due,
             if_absent=bool(o.job_id),
             origin=origin,
+            unique=flow,
             **(resolved or self._resolved()),
         )
 
@@ -169,11 +176,17 @@ class JobFunction:
         """
         placed, batches = topology.route(self.queue, specs)
         stamps = self._write(batches)
-        return [JobRef(s.id, self.queue, from_ms(stamps[s.id])) for s in placed]
+        refs = []
+        for s in placed:
+            ms, made = stamps[s.id]
+            job_id = made if isinstance(made, str) else s.id  # a unique call answers with the key's holder
+            refs.append(JobRef(job_id, self.queue, from_ms(ms), made is True))
+        return refs
 
-    def _write(self, batches: dict[str, list[MintSpec]]) -> dict[str, int]:
-        """Mint each batch in its physical queue inside one PRODUCER span; the server ms of each id's mint."""
-        stamps: dict[str, int] = {}
+    def _write(self, batches: dict[str, list[MintSpec]]) -> dict[str, tuple[int, bool | str]]:
+        """Mint each batch in its physical queue inside one PRODUCER span; per id, the server ms of its
+        mint and what the mint answered (``Queue.mint_stamped``)."""
+        stamps: dict[str, tuple[int, bool | str]] = {}
         if not any(batches.values()):
             return stamps
         first = next(b for b in batches.values() if b)[0].id
@@ -181,8 +194,8 @@ class JobFunction:
             for name, batch in batches.items():
                 q = Queue(name)
                 remember_queue(q)
-                now_ms, _ = q.mint_stamped(tracing.stamped(batch, carrier))
-                stamps.update(dict.fromkeys((s.id for s in batch), now_ms))
+                now_ms, made = q.mint_stamped(tracing.stamped(batch, carrier))
+                stamps.update((s.id, (now_ms, m)) for s, m in zip(batch, made, strict=True))
         return stamps
 
 
@@ -198,6 +211,7 @@ def job(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
     def register(f: Callable[..., Any]) -> JobFunction:
         name = f"{f.__module__}.{f.__qualname__}"
         check(name, options)
+        unique.check(name, options)
         jf = JobFunction(f, name, Options(**options))
         registry[name] = jf
         if recurrence:

@@ -41,6 +41,11 @@ class Options:
     retry_on: type[BaseException] | tuple[type[BaseException], ...] | None = None  # None: (Exception,)
     after: tuple[Any, ...] | None = None  # JobRefs (or ids in this queue, batch refs) it waits for: "waiting"
     after_failure: str | None = None  # "dead" (None): a parent that did not complete makes it dead; "run": runs
+    # Flow control (emq/jobs/unique.py): at most one job per key in unique_for seconds, or debounced.
+    unique_for: float | None = None
+    unique_key: str | None = None  # None: the job's name + its arguments (debounce: the name)
+    unique_until: str | None = None  # "finish" (None) | "start": when the key frees, if before the window ends
+    debounce: float | None = None  # seconds of quiet before the one job runs, with the latest call's args
 
     def __post_init__(self) -> None:
         if isinstance(self.after, list):  # kept as a tuple: the options stay a value

@@ -36,8 +36,10 @@ end
 local function lease_one(id, group)
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
-    'due', 'meta', 'timeout')
+    'due', 'meta', 'timeout', 'unique')
   if f[1] ~= 'ready' then return end
+  if f[12] and string.sub(f[12], 1, 1) == 's' then unique_free(id, f[12]) end  -- unique_until="start"
+
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
   local token = tonumber(f[8] or '0') + 1
   local expiry = now + tonumber(f[5])

@@ -32,7 +32,7 @@ end
 for i = 3, #ARGV do
   local id = ARGV[i]
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'group', 'attempts', 'notify')
+  local f = redis.call('HMGET', key, 'state', 'group', 'attempts', 'notify', 'unique')
   local state = f[1]
   if state == 'scheduled' then
     redis.call('ZREM', ns .. 'scheduled', id)
@@ -55,6 +55,7 @@ for i = 3, #ARGV do
     cancelled = cancelled + 1
     out[#out + 1] = 'ok'
     emit('cancelled', id)
+    if f[5] then unique_free(id, f[5]) end
     if f[4] then flow_finished(id, 'cancelled', now) end
   end
 end

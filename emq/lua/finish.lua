@@ -43,6 +43,7 @@ local function fail(key, id, f, outcome, text, retry_ms)
   end
   local reason = outcome == 'discarded' and 'discarded' or 'failed'
   bury(key, id, now, text, reason)
+  if f[7] then unique_free(id, f[7]) end
   dead = dead + 1
   emit('dead', id, reason)
   if f[6] then flow_finished(id, 'dead', now) end
@@ -53,7 +54,7 @@ for i = 0, n - 1 do
   local b = 3 + i * 5
   local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled', 'notify')
+  local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled', 'notify', 'unique')
   if not f[1] then
     out[#out + 1] = 'missing'
   elseif f[1] ~= 'active' or f[2] ~= token then
@@ -69,6 +70,7 @@ for i = 0, n - 1 do
       out[#out + 1] = 'completed'
       emit('completed', id)
       if f[6] then flow_finished(id, 'completed', now) end
+      if f[7] then unique_free(id, f[7]) end
     else
       out[#out + 1] = fail(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
     end

@@ -3,7 +3,8 @@
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] n         number of jobs (1..1000); then 15 fields per job:
           id          string
-          if_absent   "1" when the caller chose the id: an existing job keeps it (idempotent)
+          if_absent   "1" when the caller chose the id: an existing job keeps it (idempotent); "0";
+                      or a uniqueness spec "U<ms>|<s|f>|<key>" / "D<ms>|<key>" (_flowctl.lua's unique_mint)
           fn          registered job name
           args        JSON list
           kwargs      JSON object
@@ -19,7 +20,8 @@
           meta        "" or a JSON object kept for the caller (e.g. the django.tasks backend's data)
           timeout     "<ms>,<soft ms>" time limit of each attempt and its soft limit (0: none)
   Derived: job:<id>, lane:<group>, ring, lanes, caps, active, paused:groups, scheduled, wake, pumpwake, stats
-  Returns: {now_ms, created_1, ..., created_n}   created = 1 new job, 0 an existing job kept its id
+  Returns: {now_ms, created_1, ..., created_n}   created = 1 new job, 0 an existing job kept its id,
+           or the id of the job that holds the item's unique key (the call minted nothing)
 ]]
 local n = tonumber(ARGV[1])
 local now = now_ms()
@@ -38,10 +40,16 @@ local function batch(group, id, front)
   ids[#ids + 1] = id
 end
 for i = 0, n - 1 do
-  local made, now_ready = put_job(1 + i * JOB_FIELDS, now, false, batch)
+  local b = 1 + i * JOB_FIELDS
+  local made, now_ready, holder
+  if #ARGV[b + 2] > 1 then  -- flow control: unique or debounced (_flowctl.lua)
+    made, now_ready, holder = unique_mint(b, now, batch)
+  else
+    made, now_ready = put_job(b, now, false, batch)
+  end
   created = created + made
   if now_ready then ready = ready + 1 end
-  out[#out + 1] = made
+  if made == 0 and holder then out[#out + 1] = holder else out[#out + 1] = made end
   if made == 1 then emit('minted', ARGV[2 + i * JOB_FIELDS], now_ready and 'ready' or 'scheduled') end
 end
 for _, group in ipairs(groups) do

@@ -45,16 +45,19 @@ class Queue(ControlOps):
 
     def mint(self, specs: Sequence[MintSpec]) -> list[bool]:
         """Create jobs, each chunk of MAX_BATCH atomic; True where a job was new."""
-        return self.mint_stamped(specs)[1]
+        return [x is True for x in self.mint_stamped(specs)[1]]
 
-    def mint_stamped(self, specs: Sequence[MintSpec]) -> tuple[int, list[bool]]:
+    def mint_stamped(self, specs: Sequence[MintSpec]) -> tuple[int, list[bool | str]]:
         """Create jobs as ``mint`` does; also the server's ms of the first chunk (the jobs' ``created``).
+
+        Per job: True (minted), False (its caller-chosen id was taken), or the id of the job that holds
+        its unique key (a unique or debounced call that minted nothing, see ``_flowctl.lua``).
 
         Up to MINT_PIPELINE chunks go in one pipelined round trip, so the server runs one chunk
         while the next is still on the wire (bulk enqueue is bound by the server's time per job).
         Under EMQ_DURABLE each round trip ends with its WAIT / WAITAOF (``durable``).
         """
-        created: list[bool] = []
+        created: list[bool | str] = []
         now_ms = 0
         step = MAX_BATCH * MINT_PIPELINE
         # EMQ_DURABLE: one more command a round trip (off: one settings read, nothing else).
@@ -69,7 +72,7 @@ class Queue(ControlOps):
                 durable.confirm(fences, self.name, min(step, len(specs) - start), start)
             for reply in replies:
                 now_ms = now_ms or int(reply[0])
-                created.extend(bool(x) for x in reply[1:])
+                created.extend(x if isinstance(x, str) else bool(x) for x in reply[1:])
         return now_ms, created
 
     def bclaim(self, n: int, worker_id: str) -> list[Claimed]:
