@@ -110,6 +110,7 @@ EMQ_PUMP_PARK = env("EMQ_PUMP_PARK")  # seconds an idle Pump parks at most (see 
 EMQ_DURABLE = env("EMQ_DURABLE")  # "fsync" | "replica": enqueue waits until its jobs survive a crash / failover
 EMQ_DURABLE_TIMEOUT = env("EMQ_DURABLE_TIMEOUT")  # seconds that wait may last before NotDurable
 EMQ_GROUP_LIMITS = env.json("EMQ_GROUP_LIMITS", default={})  # {"queue": {"group": cap}}, applied at worker start
+EMQ_RATE_LIMITS = env.json("EMQ_RATE_LIMITS", default={})  # {"queue": {"group" | "*": "100/60"}}, at worker start
 EMQ_DEFAULT_TIMEOUT = env.float("EMQ_DEFAULT_TIMEOUT", default=3600.0)  # seconds an attempt may run (a job's timeout=)
 EMQ_TIMEOUT_GRACE = env.float("EMQ_TIMEOUT_GRACE", default=5.0)  # seconds a stopped job's thread may take to return
 EMQ_MAX_ABANDONED = env.int("EMQ_MAX_ABANDONED", default=4)  # stuck threads after which a worker drains and exits

@@ -9,6 +9,7 @@ from .core.engine import Queue
 from .core.events import Event, events
 from .core.limits import apply_group_limits, set_group_limit
 from .core.logical import JobRef, LogicalQueue, queue
+from .core.rates import apply_rate_limits, rate_limits, remove_rate_limit, set_rate_limit
 from .core.records import Job
 from .errors import (
     Cancelled,
@@ -20,6 +21,7 @@ from .errors import (
     NotDurable,
     NotRegistered,
     PayloadTooLarge,
+    RateLimited,
     Retry,
     ServerUnavailable,
     SoftTimeLimit,
@@ -32,6 +34,8 @@ __version__ = "0.2.0"  # the one place the version is written: the wheel's metad
 __all__ = [
     "BatchRef", "Cancelled", "ConfigurationError", "Discard", "EmqError", "Event", "Job", "JobContext", "JobFunction",
     "JobNotFound", "JobRef", "JobTimeout", "LogicalQueue", "NotDurable", "NotRegistered", "PayloadTooLarge", "Queue",
-    "Retry", "ServerUnavailable", "Signature", "SoftTimeLimit", "apply_group_limits", "batch", "cancel", "chain",
-    "current_job", "events", "get_job", "job", "queue", "set_group_limit",
+    "RateLimited", "Retry", "ServerUnavailable", "Signature", "SoftTimeLimit", "apply_group_limits",
+    "apply_rate_limits", "batch", "cancel", "chain",
+    "current_job", "events", "get_job", "job", "queue", "rate_limits",
+    "remove_rate_limit", "set_group_limit", "set_rate_limit",
 ]

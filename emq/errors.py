@@ -69,3 +69,15 @@ class Retry(EmqError):
             raise ValueError(f"Retry(delay=...) must be >= 0 seconds, not {delay!r}")
         self.delay = None if seconds is None else float(seconds)
         super().__init__(message or ("retry requested" if self.delay is None else f"retry in {self.delay:g} s"))
+
+
+class RateLimited(EmqError):
+    """Raise in a job (after an HTTP 429) to put it back without spending an attempt and hold its whole
+    group for ``retry_in`` seconds: no job of that group starts until then, other groups go on."""
+
+    def __init__(self, retry_in: float = 1.0, message: str = "") -> None:
+        seconds = retry_in.total_seconds() if hasattr(retry_in, "total_seconds") else retry_in
+        if not float(seconds) > 0:
+            raise ValueError(f"RateLimited(retry_in=...) must be > 0 seconds, not {retry_in!r}")
+        self.retry_in = float(seconds)
+        super().__init__(message or f"rate limited: retry in {self.retry_in:g} s")

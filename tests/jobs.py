@@ -340,3 +340,13 @@ def reports_via_current(path_key, seconds):
     _server().set(path_key, "reported again")
     time.sleep(seconds)
     return "done"
+
+
+@emq.job
+def rate_limited_once(path, retry_in=2.0):
+    """Raise emq.RateLimited the first time (no file at path yet), then complete."""
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write("429\n")
+        raise emq.RateLimited(retry_in=retry_in)
+    return "ok"

@@ -30,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_TIMEOUT_GRACE": 5.0,
     "EMQ_MAX_ABANDONED": 4,  # abandoned threads still stuck after which a worker drains and exits 1 (0: never)
     "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
+    "EMQ_RATE_LIMITS": {},  # {"queue": {"group" | "*" | None: "100/60"}}: starts per seconds (core/rates.py)
     # Seconds a Pump parks at most between ticks. Every duty wakes it anyway (an earlier due time,
     # a lease expiring sooner, a new recurrence), so this bounds idle traffic, not lateness; its
     # lead lasts 2x this without a tick, which bounds how soon a crashed leader is replaced.

@@ -48,3 +48,99 @@ local function unique_mint(b, now, push)
   redis.call('SET', key, id, 'PX', ms)
   return made, ready, id
 end
+
+-- Rate limits: a sliding log per limited group (and "" for the whole queue) of the starts in the
+-- last window, so "at most limit starts in any window of per ms" holds exactly on the server clock.
+-- A group out of room is held (rhold) off the ring until its oldest start leaves the window; the
+-- Pump's tick puts it back (rate_release), so no worker polls for it.
+local RATES = {}  -- this call's reads of rates: group -> {limit, per ms} | false
+
+local function rate_spec(group)
+  local c = RATES[group]
+  if c ~= nil then return c end
+  local s = redis.call('HGET', ns .. 'rates', group)
+  if not s and group ~= '' then
+    if RATES['*'] == nil then RATES['*'] = redis.call('HGET', ns .. 'rates', '*') or false end
+    s = RATES['*']
+  end
+  c = false
+  if s then
+    local limit, per = string.match(s, '^(%d+),(%d+)$')
+    c = {tonumber(limit), tonumber(per)}
+  end
+  RATES[group] = c
+  return c
+end
+
+-- How many more jobs of a group ("" the whole queue) may start now: nil without a limit, <= 0 when
+-- held (its window is full, or a job raised RateLimited). A hold past its end (the Pump is late) ends here.
+local function rate_room(group, now)
+  local h = redis.call('ZSCORE', ns .. 'rhold', group)
+  if h then
+    if tonumber(h) > now then return 0 end
+    redis.call('ZREM', ns .. 'rhold', group)
+    redis.call('SREM', ns .. 'rout', group)
+  end
+  local c = rate_spec(group)
+  if not c then return nil end
+  local log = ns .. 'rlog:' .. group
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', now - c[2])
+  return c[1] - redis.call('ZCARD', log)
+end
+
+-- A job of group started (member: id:token, unique per attempt); counted for the group and the queue.
+local function rate_note(group, member, now)
+  for _, g in ipairs({group, ''}) do
+    local c = rate_spec(g)
+    if c then
+      redis.call('ZADD', ns .. 'rlog:' .. g, now, member)
+      redis.call('PEXPIRE', ns .. 'rlog:' .. g, c[2])
+    end
+  end
+end
+
+-- Hold a group ("" the whole queue) until ms at least; wake the Pump when that is before its next tick.
+local function rate_hold(group, untl)
+  local cur = redis.call('ZSCORE', ns .. 'rhold', group)
+  if cur and tonumber(cur) >= untl then return end
+  redis.call('ZADD', ns .. 'rhold', untl, group)
+  if untl < tonumber(redis.call('GET', ns .. 'pumpnext') or '0') then wake('pumpwake') end
+end
+
+-- A claim found a group out of room and took it off the ring: it waits in rout, held until its
+-- oldest start leaves the window (or longer, when a job asked for it).
+local function rate_exhausted(group)
+  if group ~= '' then redis.call('SADD', ns .. 'rout', group) end
+  local c = rate_spec(group)
+  if not c then return end
+  local oldest = redis.call('ZRANGE', ns .. 'rlog:' .. group, 0, 0, 'WITHSCORES')
+  if oldest[2] then rate_hold(group, tonumber(oldest[2]) + c[2]) end
+end
+
+-- The Pump's tick: end the holds due by now; a group that left the ring for its hold rejoins it.
+local function rate_release(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', ns .. 'rhold', '-inf', now, 'LIMIT', 0, limit)
+  local woke = false
+  for _, group in ipairs(due) do
+    redis.call('ZREM', ns .. 'rhold', group)
+    if group == '' then
+      woke = true
+    elseif redis.call('SREM', ns .. 'rout', group) == 1 and redis.call('EXISTS', ns .. 'lane:' .. group) == 1
+        and not off_ring(group) then
+      redis.call('RPUSH', ns .. 'ring', group)
+      woke = true
+    end
+  end
+  if woke then wake('wake') end
+  return #due
+end
+
+-- A job raised RateLimited(retry_in): back to the head of its lane without spending the attempt
+-- (its token is given back), and its whole group held for retry_ms.
+local function rate_limited(key, id, f, retry_ms, now)
+  rate_hold(f[4], now + math.max(retry_ms, 1))
+  redis.call('HSET', key, 'state', 'ready', 'attempts', math.max(tonumber(f[2]) - 1, 0), 'due', now)
+  lane_push(f[4], id, true)
+  emit('ready', id)
+  return 'ready'
+end

@@ -30,9 +30,16 @@ local function at_cap(group)
   return tonumber(redis.call('HGET', ns .. 'active', group) or '0') >= tonumber(cap)
 end
 
--- A group stays off the ring while its lane is paused or it is at its cap.
+-- A group held by its rate limit (_flowctl.lua) waits in rout, off the ring, until the Pump frees it.
+local function rate_held(group)
+  if not redis.call('ZSCORE', ns .. 'rhold', group) then return false end
+  redis.call('SADD', ns .. 'rout', group)
+  return true
+end
+
+-- A group stays off the ring while its lane is paused, it is at its cap, or its rate limit holds it.
 local function off_ring(group)
-  return redis.call('SISMEMBER', ns .. 'paused:groups', group) == 1 or at_cap(group)
+  return redis.call('SISMEMBER', ns .. 'paused:groups', group) == 1 or at_cap(group) or rate_held(group)
 end
 
 -- Restore the ring invariant for one group: on the ring iff its lane has work, is not paused and

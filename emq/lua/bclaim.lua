@@ -6,7 +6,9 @@
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
-  Derived: ring, lanes, caps, active, paused, leases, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
+  Rate limits and holds (_flowctl.lua) bound what a group or the queue may start; a group out of room
+  leaves the ring until the Pump's tick frees it.
+  Derived: rates, rhold, rout, rlog:<group>, ring, lanes, caps, active, paused, leases, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
            group, due_ms, meta, timeout}
            token = the job's attempts after the increment: its fencing token; due_ms = when it became
@@ -23,6 +25,17 @@ local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
 if redis.call('EXISTS', ns .. 'paused') == 1 then return out end
 local has_caps = redis.call('EXISTS', ns .. 'caps') == 1
+-- Flow control (_flowctl.lua): rate limits or holds in this queue; a whole-queue limit bounds the batch.
+local limited = redis.call('EXISTS', ns .. 'rates', ns .. 'rhold') > 0
+if limited then
+  local q_room = rate_room('', now)
+  if q_room and q_room <= 0 then
+    rate_exhausted('')
+    flush_events()
+    return out
+  end
+  if q_room then want = math.min(want, q_room) end
+end
 
 -- How many more jobs a group may start now (nil: no cap).
 local function room(group)
@@ -51,6 +64,7 @@ local function lease_one(id, group)
   first_expiry = math.min(first_expiry, expiry)
   taken[group] = (taken[group] or 0) + 1
   got = got + 1
+  if limited then rate_note(group, id .. ':' .. token, now) end
   -- A missing field is false (HMGET), never nil, so ipairs reaches the end; false is sent as nil.
   for _, v in ipairs({id, token, f[2], f[3], f[4], f[5], f[6], f[7], group, f[9] or now, f[10] or '', f[11]}) do
     out[#out + 1] = v
@@ -62,10 +76,13 @@ while got < want and ringlen > 0 do
   local take = 1
   if ringlen == 1 then take = want - got end
   local r = room(group)
+  local rr = limited and rate_room(group, now)  -- rate room (_flowctl.lua): nil/false without a limit
+  if rr and (not r or rr < r) then r = rr end
   if r and r < take then take = math.max(r, 0) end
   local ids = {}
   if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
   for _, id in ipairs(ids) do lease_one(id, group) end
+  if rr and rr - #ids <= 0 then rate_exhausted(group) end
   local empty = #ids < take or take == 0
   if empty then drained[group] = (take > 0) end
   if empty or (r and r - #ids <= 0) then
@@ -85,6 +102,7 @@ for group, empty in pairs(drained) do
   if empty then redis.call('SREM', ns .. 'lanes', group) end
 end
 
+if limited and got > 0 and rate_room('', now) == 0 then rate_exhausted('') end
 if got > 0 then
   redis.call('ZADD', ns .. 'leases', unpack(leases))
   -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it

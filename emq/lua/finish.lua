@@ -9,7 +9,8 @@
   then 5 fields per item:
           id, token,
           outcome     "completed" | "failed" (retry while attempts remain) | "dead" (no retry) |
-                      "discarded" (dead, no retry, reason "discarded": the job raised emq.Discard)
+                      "discarded" (dead, no retry, reason "discarded": the job raised emq.Discard) |
+                      "ratelimited" (emq.RateLimited: ready again, attempt given back, group held retry_ms)
           value       result JSON when completed; error text (first line, then traceback) otherwise
           retry_ms    delay before the retry, chosen by the caller's backoff (0 = ready now)
   Derived: job:<id>, leases, done, dead, scheduled, lane:<group>, ring, lanes, caps, active,
@@ -71,6 +72,8 @@ for i = 0, n - 1 do
       emit('completed', id)
       if f[6] then flow_finished(id, 'completed', now) end
       if f[7] then unique_free(id, f[7]) end
+    elseif outcome == 'ratelimited' then  -- emq.RateLimited: back, attempt given back, group held
+      out[#out + 1] = rate_limited(key, id, f, tonumber(ARGV[b + 5]), now)
     else
       out[#out + 1] = fail(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
     end

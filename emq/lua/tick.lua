@@ -7,7 +7,7 @@
   ARGV[2] ttl       ms the lead lasts without a tick
   ARGV[3] limit     most jobs to promote and leases to reclaim in this step
   ARGV[4] park      ms the Pump parks at most
-  Derived: leader, pumpnext, scheduled, leases, repeat:next, plus what promote and reclaim touch
+  Derived: leader, pumpnext, scheduled, leases, repeat:next, rhold, rout, plus what promote and reclaim touch
   Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_ms, relay}
            relay = entries in the relay list, which the leading Pump forwards (flow_out)
 ]]
@@ -39,12 +39,18 @@ if expiry and expiry <= now then
   reclaimed = #reclaim_expired(now, limit)
   expiry = head('leases')
 end
+local held = head('rhold')  -- rate-limit holds (_flowctl.lua)
+if held and held <= now then
+  rate_release(now, limit)
+  held = head('rhold')
+end
 local rep = head('repeat:next')
 -- The earliest duty; not ipairs over {due, expiry, rep}: it stops at the first nil.
 local next_at = now + park
 if due and due < next_at then next_at = due end
 if expiry and expiry < next_at then next_at = expiry end
 if rep and rep < next_at then next_at = rep end
+if held and held < next_at then next_at = held end
 local repeat_due = 0
 if rep and rep <= now then repeat_due = 1 end
 -- When this Pump will tick next: a claim whose lease expires sooner wakes it (bclaim).

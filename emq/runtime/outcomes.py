@@ -23,6 +23,8 @@ def name(state: str, record: Outcome) -> str:
     """
     if state in ("completed", "missing"):
         return state
+    if record.outcome == "ratelimited" and state != "stale":
+        return "rate limited"
     known = ERROR_OUTCOMES.get(record.value.split(":", 1)[0]) if record.value else None
     if known and (state != "stale" or known == "cancelled"):
         return known

@@ -13,7 +13,7 @@ import random
 import traceback
 
 from ..core.records import Claimed, Outcome
-from ..errors import Discard, Retry
+from ..errors import Discard, RateLimited, Retry
 from ..jobs import Options
 from ..jobs.options import retry_on_tuple
 
@@ -38,6 +38,8 @@ def error_text(exc: BaseException) -> str:
 def outcome_of(job: Claimed, exc: BaseException, options: Options | None) -> Outcome:
     """The outcome of an attempt that raised exc, by its job's policy (options None: the defaults)."""
     text = error_text(exc)
+    if isinstance(exc, RateLimited):  # not an attempt: back in its lane, its group held (finish.lua)
+        return Outcome(job.id, job.token, "ratelimited", text, int(exc.retry_in * 1000))
     if isinstance(exc, Discard):
         return Outcome(job.id, job.token, "discarded", text)
     if isinstance(exc, Retry) and exc.delay is not None:

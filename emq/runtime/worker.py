@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from ..core import config, registry, topology
 from ..core.engine import Queue
 from ..core.limits import apply_group_limits
+from ..core.rates import apply_rate_limits
 from ..core.records import Claimed, Outcome
 from ..errors import ServerUnavailable
 from . import report, runner
@@ -70,6 +71,7 @@ class Worker:
         _stop_on_signals(self.stop)
         registry.remember_all(q.name for q in self.queues)
         apply_group_limits(q.name for q in self.queues)
+        apply_rate_limits(q.name for q in self.queues)
         self.heartbeat.start()
         for part in (self.deadlines, self.slots, self.leases, self.metronome, *([self.pump] if self.pump else [])):
             part.start()

@@ -18,6 +18,7 @@ from .base import MAX_BATCH
 from .control import ControlOps
 from .flow import FlowOps
 from .live import LiveOps
+from .rates import RateOps
 from .repeat import RepeatOps
 
 MINT_PIPELINE = 10  # mint chunks sent in one pipeline: bounds the client's buffer (~2 MB)
@@ -25,7 +26,7 @@ MINT_PIPELINE = 10  # mint chunks sent in one pipeline: bounds the client's buff
 
 class Queue(ControlOps):
     """One physical queue: the hot path, leases, the Pump's step, cancel and pause; ``repeat``, ``admin``,
-    ``flow`` (jobs that wait for others) and ``live`` (waiters, progress)."""
+    ``flow`` (jobs that wait for others), ``live`` (waiters, progress) and ``rates`` (rate limits)."""
 
     @property
     def repeat(self) -> RepeatOps:
@@ -42,6 +43,10 @@ class Queue(ControlOps):
     @property
     def live(self) -> LiveOps:
         return LiveOps(self.name, prefix=self.keys.prefix, client=self._client)
+
+    @property
+    def rates(self) -> RateOps:
+        return RateOps(self.name, prefix=self.keys.prefix, client=self._client)
 
     def mint(self, specs: Sequence[MintSpec]) -> list[bool]:
         """Create jobs, each chunk of MAX_BATCH atomic; True where a job was new."""

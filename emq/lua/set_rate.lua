@@ -1,0 +1,31 @@
+--[[
+  set_rate: set or clear a rate limit of one group, of every group ("*"), or of the whole queue ("").
+  A hold the group (or queue; "*": every held group) was under ends now: the next claim applies the new limit to the
+  starts already logged in the window, and holds it again if the window is still full.
+  KEYS[1] ns        <prefix>:{<queue>}:
+  ARGV[1] group     group name | "*" each group on its own | "" the whole queue
+  ARGV[2] spec      "<limit>,<per ms>" (limit >= 1, per >= 1), or "" to clear
+  Derived: rates, rhold, rout, ring, lane:<group>, caps, active, paused:groups, wake
+  Returns: 1
+]]
+local group, spec = ARGV[1], ARGV[2]
+if spec == '' then
+  redis.call('HDEL', ns .. 'rates', group)
+else
+  redis.call('HSET', ns .. 'rates', group, spec)
+end
+-- "*" is every group's: each held group is looked at again (O(held groups); changing it is rare).
+local groups = {group}
+if group == '*' then groups = redis.call('ZRANGE', ns .. 'rhold', 0, -1) end
+for _, g in ipairs(groups) do
+  if redis.call('ZREM', ns .. 'rhold', g) == 1 then
+    if g == '' then
+      wake('wake')
+    elseif redis.call('SREM', ns .. 'rout', g) == 1 and redis.call('EXISTS', ns .. 'lane:' .. g) == 1
+        and not off_ring(g) then
+      redis.call('RPUSH', ns .. 'ring', g)
+      wake('wake')
+    end
+  end
+end
+return 1

@@ -1,0 +1,177 @@
+"""Flow control, part two: rate limits on lanes, exact across workers on the server clock."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+import emq
+from emq.core.connection import get_client
+from emq.core.engine import Queue
+from emq.runtime.worker import Worker
+from tests import jobs
+from tests.conftest import on_the_cluster
+from tests.fleet import fleet_for
+from tests.procs import server_ms, wait_for
+
+
+@pytest.fixture
+def fleet(emq_env, tmp_path):
+    yield from fleet_for(emq_env, tmp_path)
+
+
+def starts(refs) -> list[int]:
+    """The server ms each job that started was claimed at, sorted."""
+    found = (r.get().started for r in refs)
+    return sorted(int(s.timestamp() * 1000) for s in found if s)
+
+
+def most_in_a_window(times: list[int], per_ms: int) -> int:
+    j, most = 0, 0
+    for i, t in enumerate(times):
+        while times[j] <= t - per_ms:
+            j += 1
+        most = max(most, i - j + 1)
+    return most
+
+
+def in_thread(worker: Worker) -> threading.Thread:
+    t = threading.Thread(target=worker.run, daemon=True)
+    t.start()
+    return t
+
+
+def test_a_claim_takes_only_the_room_of_a_limited_group(emq_env):
+    q = Queue("default")
+    emq.set_rate_limit("default", 3, 60, group="slow")
+    assert emq.rate_limits("default") == {"slow": (3, 60.0)}
+    jobs.add.using(group="slow").enqueue_many([((i, 0), {}) for i in range(10)])
+    jobs.add.using(group="fast").enqueue_many([((i, 0), {}) for i in range(10)])
+    claimed = q.bclaim(100, "w")
+    assert sorted(c.group for c in claimed) == ["fast"] * 10 + ["slow"] * 3
+    assert q.bclaim(100, "w") == []  # the held lane left the ring: nothing to claim, no wake left
+    assert q.client.llen(q.keys.ring) == 0 and q.client.llen(q.keys.ns + "wake") <= 1
+    [(group, until)] = q.rates.holds()
+    assert group == "slow" and until - server_ms(q.client) > 55_000
+    emq.remove_rate_limit("default", group="slow")  # the hold ends with the limit: back on the ring
+    assert len(q.bclaim(100, "w")) == 7
+
+
+def test_each_group_and_the_whole_queue(emq_env):
+    q = Queue("default")
+    emq.set_rate_limit("default", 2, 60, group="*")
+    jobs.add.using(group="a").enqueue_many([((i, 0), {}) for i in range(5)])
+    jobs.add.using(group="b").enqueue_many([((i, 0), {}) for i in range(5)])
+    assert sorted(c.group for c in q.bclaim(100, "w")) == ["a", "a", "b", "b"]
+    emq.remove_rate_limit("default", group="*")
+    emq.set_rate_limit("default", 3, 60)
+    assert len(q.bclaim(100, "w")) == 3
+    assert q.bclaim(100, "w") == []
+    emq.remove_rate_limit("default")
+    assert len(q.bclaim(100, "w")) == 3
+
+
+def test_the_pump_puts_a_held_lane_back_when_its_window_frees(emq_env):
+    q = Queue("default")
+    emq.set_rate_limit("default", 2, 0.5, group="g")
+    jobs.add.using(group="g").enqueue_many([((i, 0), {}) for i in range(4)])
+    assert len(q.bclaim(10, "w")) == 2
+    assert q.bclaim(10, "w") == []
+    tick = wait_for(lambda: (t := q.tick("p", 5000, 1000)).park_ms < 1000 and t, timeout=2)  # parks to the hold's end
+    wait_for(lambda: q.tick("p", 5000, 1000) and q.client.llen(q.keys.ring) == 1, timeout=2, every=0.05)
+    assert tick.leader
+    assert q.client.llen(q.keys.ns + "wake") == 1  # parked workers hear of it
+    assert len(q.bclaim(10, "w")) == 2
+
+
+def test_rate_limits_from_settings_are_checked(emq_env, settings):
+    settings.EMQ_RATE_LIMITS = {"default": {"api": "100/60", "*": "5/1"}, "mail": "10/1"}
+    assert emq.apply_rate_limits() == 3
+    assert emq.rate_limits("default") == {"api": (100, 60.0), "*": (5, 1.0)}
+    assert emq.rate_limits("mail") == {None: (10, 1.0)}
+    settings.EMQ_RATE_LIMITS = {"default": {"api": "fast"}}
+    with pytest.raises(emq.ConfigurationError, match="100/60"):
+        emq.apply_rate_limits()
+
+
+@pytest.mark.slow
+def test_a_group_at_10_per_second_starts_50_in_5_seconds_while_another_drains(emq_env):
+    emq.set_rate_limit("default", 10, 1, group="limited")
+    limited = jobs.add.using(group="limited").enqueue_many([((i, 0), {}) for i in range(120)])
+    free = jobs.add.using(group="free").enqueue_many([((i, 0), {}) for i in range(1000)])
+    w = Worker(["default"], concurrency=8, park_timeout=0.5)
+    t = in_thread(w)
+    try:
+        wait_for(lambda: Queue("default").counts().completed >= 1000 + 60, timeout=15, every=0.1)
+    finally:
+        w.stop()
+        t.join(10)
+    times = starts(limited)
+    first = times[0]
+    assert 49 <= sum(1 for s in times if s < first + 5000) <= 50
+    assert most_in_a_window(times, 1000) <= 10
+    assert max(starts(free)) - first < 3000  # the free group never waited for the limited one
+
+
+@pytest.mark.slow
+def test_three_worker_processes_respect_one_limit(emq_env, fleet):
+    limits = json.dumps({"default": {"limited": "10/1"}})
+    for _ in range(3):
+        fleet.worker("--concurrency", "4", env={"EMQ_RATE_LIMITS": limits})
+    fleet.wait_workers(3)
+    limited = jobs.add.using(group="limited").enqueue_many([((i, 0), {}) for i in range(60)])
+    wait_for(lambda: Queue("default").counts().completed >= 60, timeout=15, every=0.2)
+    times = starts(limited)
+    assert most_in_a_window(times, 1000) <= 10
+    assert 49 <= sum(1 for s in times if s < times[0] + 5000) <= 51
+
+
+@pytest.mark.slow
+def test_parked_workers_stay_quiet_while_a_lane_waits_for_its_window(emq_env, fleet, request):
+    if on_the_cluster(request):
+        pytest.skip("counted on one server's commandstats")
+    limits = json.dumps({"default": {"limited": "5/4"}})
+    for _ in range(3):
+        fleet.worker("--concurrency", "4", env={"EMQ_RATE_LIMITS": limits})
+    fleet.wait_workers(3)
+    jobs.add.using(group="limited").enqueue_many([((i, 0), {}) for i in range(10)])
+    wait_for(lambda: Queue("default").counts().completed >= 5, timeout=10, every=0.1)
+    client = get_client()
+    before = _sent(client)
+    time.sleep(2.5)  # the interval measured: the lane waits for its window, nobody should poll
+    spent = _sent(client) - before
+    assert spent <= 3 * 2.5 * 1 + 6, spent  # ≤ 1 command/s a worker, plus a Pump tick or two and heartbeats
+    wait_for(lambda: Queue("default").counts().completed >= 10, timeout=10, every=0.2)
+
+
+def _sent(client) -> int:
+    """Commands clients sent (scripts and blocking pops), not the commands scripts ran inside."""
+    stats = client.info("commandstats")
+    return sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("evalsha", "eval", "blpop", "bzpopmin",
+                                                                             "hset", "expire", "sadd", "zadd"))
+
+
+def test_rate_limited_holds_only_its_group_and_spends_no_attempt(emq_env, tmp_path):
+    marker = str(tmp_path / "429")
+    ref = jobs.rate_limited_once.using(group="api").enqueue(marker, 2.0)
+    w = Worker(["default"], concurrency=2, park_timeout=0.5)
+    t = in_thread(w)
+    try:
+        wait_for(lambda: (tmp_path / "429").exists(), timeout=10)
+        raised_at = server_ms(get_client())
+        later = jobs.add.using(group="api").enqueue(1, 1)
+        other = jobs.add.using(group="other").enqueue(2, 2)
+        assert other.wait(timeout=5).state == "completed"
+        assert ref.wait(timeout=10).state == "completed"
+        later.wait(timeout=5)
+    finally:
+        w.stop()
+        t.join(10)
+    job = ref.get()
+    assert job.attempts == 1  # the 429 was given back
+    assert job.started.timestamp() * 1000 - raised_at >= 2000 - 50
+    assert later.get().started.timestamp() * 1000 - raised_at >= 2000 - 50
+    assert other.get().started.timestamp() * 1000 - raised_at < 1500
