@@ -120,8 +120,7 @@ class JobFunction:
         args_json, kwargs_json = encode_args(self.name, tuple(args), kwargs)
         o = self.options
         flow = unique.spec(self.name, o, args_json, kwargs_json) if o.unique_for or o.debounce else ""
-        if o.debounce:  # due after the quiet period, pushed back by every later call (_flowctl.lua)
-            due = f"+{max(int(o.debounce * 1000), 1)}"
+        due = unique.due(o, due)
         return MintSpec(
             id=o.job_id or uuid.uuid4().hex,
             name=self.name,
@@ -156,7 +155,7 @@ class JobFunction:
         elif self.options.on_commit:
             # The ids are chosen now, so the caller holds refs before the jobs exist.
             specs, batches = topology.route(self.queue, specs)
-            act = partial(self._write, batches)
+            act = partial(_write, self.name, self.queue, batches)
         else:
             return self.mint_now(specs)
         if self.options.on_commit:
@@ -172,31 +171,33 @@ class JobFunction:
     def mint_now(self, specs: list[MintSpec]) -> list[JobRef]:
         """Write resolved jobs to their queue (its partitions, when it has some) at once.
 
-        Each reference carries the server's time of its mint, the ``created`` its job stores.
+        Each reference carries the server's time of its mint, the ``created`` its job stores; a unique
+        call that minted nothing gets the reference of the job holding its key (``created`` False).
         """
         placed, batches = topology.route(self.queue, specs)
-        stamps = self._write(batches)
-        refs = []
-        for s in placed:
-            ms, made = stamps[s.id]
-            job_id = made if isinstance(made, str) else s.id  # a unique call answers with the key's holder
-            refs.append(JobRef(job_id, self.queue, from_ms(ms), made is True))
-        return refs
+        stamps = _write(self.name, self.queue, batches)
+        return [_ref(s.id, self.queue, *stamps[s.id]) for s in placed]
 
-    def _write(self, batches: dict[str, list[MintSpec]]) -> dict[str, tuple[int, bool | str]]:
-        """Mint each batch in its physical queue inside one PRODUCER span; per id, the server ms of its
-        mint and what the mint answered (``Queue.mint_stamped``)."""
-        stamps: dict[str, tuple[int, bool | str]] = {}
-        if not any(batches.values()):
-            return stamps
-        first = next(b for b in batches.values() if b)[0].id
-        with tracing.producer(self.name, self.queue, first, sum(map(len, batches.values()))) as carrier:
-            for name, batch in batches.items():
-                q = Queue(name)
-                remember_queue(q)
-                now_ms, made = q.mint_stamped(tracing.stamped(batch, carrier))
-                stamps.update((s.id, (now_ms, m)) for s, m in zip(batch, made, strict=True))
+
+def _write(job_name: str, queue: str, batches: dict[str, list[MintSpec]]) -> dict[str, tuple[int, bool | str]]:
+    """Mint each batch in its physical queue inside one PRODUCER span; per id, the server ms of its
+    mint and what the mint answered (``Queue.mint_stamped``)."""
+    stamps: dict[str, tuple[int, bool | str]] = {}
+    if not any(batches.values()):
         return stamps
+    first = next(b for b in batches.values() if b)[0].id
+    with tracing.producer(job_name, queue, first, sum(map(len, batches.values()))) as carrier:
+        for name, batch in batches.items():
+            q = Queue(name)
+            remember_queue(q)
+            now_ms, made = q.mint_stamped(tracing.stamped(batch, carrier))
+            stamps.update((s.id, (now_ms, m)) for s, m in zip(batch, made, strict=True))
+    return stamps
+
+
+def _ref(job_id: str, queue: str, ms: int, made: bool | str) -> JobRef:
+    """The reference a mint answers: a str is the id of the job that holds the call's unique key."""
+    return JobRef(made if isinstance(made, str) else job_id, queue, from_ms(ms), made is True)
 
 
 def job(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:

@@ -47,3 +47,8 @@ def spec(name: str, o: Options, args_json: str, kwargs_json: str) -> str:
         canonical = json.dumps([json.loads(args_json), json.loads(kwargs_json)], sort_keys=True, separators=(",", ":"))
         key = f"{name}:{hashlib.sha1(canonical.encode()).hexdigest()}"
     return f"U{max(int(o.unique_for * 1000), 1)}|{(o.unique_until or 'finish')[0]}|{key}"
+
+
+def due(o: Options, due: str) -> str:
+    """A debounced job is due after its quiet period, pushed back by every later call (_flowctl.lua)."""
+    return f"+{max(int(o.debounce * 1000), 1)}" if o.debounce else due
