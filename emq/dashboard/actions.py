@@ -20,6 +20,7 @@ from django.utils.translation import ngettext
 from ..core.connection import get_client, guard
 from ..core.engine import Queue
 from .queries import prefix
+from .rates import remove_rate, set_rate
 from .scan import Filters, matching_ids
 from .views import selected_queue, url
 
@@ -192,6 +193,8 @@ HANDLERS: dict[str, Handler] = {
     "cancel": _by_ids(_cancel, ("Cancelled %(n)d job of queue %(q)s", "Cancelled %(n)d jobs of queue %(q)s")),
     "pause": _pause(True),
     "resume": _pause(False),
+    "set_rate": set_rate,
+    "remove_rate": remove_rate,
     "retry_all": _bulk(_retry, "Retried"),
     "delete_all": _bulk(_delete, "Deleted"),
 }
@@ -208,4 +211,5 @@ LABELS = {
     "retry_all": "Retry every dead job that matches",
     "delete_all": "Delete every dead job that matches, for good",
     "run_now": "Run now", "retry": "Retry", "sweep": "Sweep now", "pause": "Pause", "resume": "Resume",
+    "set_rate": "Set rate limit", "remove_rate": "Remove rate limit",
 }

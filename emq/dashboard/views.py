@@ -14,8 +14,9 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from ..core import config, keys, topology
+from ..core.engine import Queue
 from ..errors import EmqError
-from . import flowlists, lists, present, queries
+from . import flowlists, lists, present, queries, rates
 from .scan import SCAN_BUDGET, Filters, Slice
 
 TABS = (
@@ -95,8 +96,10 @@ def lanes(model_admin: Any, request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     queue = selected_queue(request.GET)
     data = queries.lanes(queue, _int(request, "pos"), _int(request, "lc"))
+    rate_rows, holds = rates.rows(Queue(queue, prefix=queries.prefix()))
     return render(
         model_admin, request, "lanes", f"Lanes of {queue}", "lanes", data=data, now_ms=data.now_ms,
+        rate_rows=rate_rows, holds=holds,
         ring_next=url("lanes", queue=queue, pos=data.ring_next) if data.ring_next else None,
         ring_prev=url("lanes", queue=queue, pos=max(data.ring_start - 50, 0)) if data.ring_start else None,
         lanes_next=url("lanes", queue=queue, lc=data.lanes_cursor) if data.lanes_cursor else None,
