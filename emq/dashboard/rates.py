@@ -49,4 +49,4 @@ def remove_rate(request: HttpRequest, queue: Queue) -> None:
     group = request.POST.get("group", "").strip()
     queue.rates.set(group, None)
     what = RateRow(group, 0, 0, None).scope
-    messages.success(request, f"Removed the rate limit of {what} in queue {queue.name}; a lane it held is served again.")
+    messages.success(request, f"Removed the rate limit of {what} in queue {queue.name}; a lane it held runs again.")
