@@ -38,7 +38,7 @@ class MintSpec:
     backoff: tuple[float, float]
     if_absent: bool = False
     origin: str = ""
-    priority: int = 0  # > 0: head of its lane when it becomes ready (see mint.lua)
+    priority: int = 0  # -100..100: inside its group's lane, higher first, FIFO among equals (_prio.lua)
     meta: str = ""  # JSON object kept on the job for the caller, e.g. the django.tasks backend
     timeout_ms: int = 0  # an attempt's time limit (0: none); travels with the job to its worker
     soft_timeout_ms: int = 0  # when SoftTimeLimit is raised inside the job (0: never)

@@ -39,7 +39,7 @@ from .keys import guard
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
 # lifecycle helpers, then the flow helpers that use them.
-PRELUDES = ("_events", "_prelude", "_flowctl", "_flow")
+PRELUDES = ("_events", "_prio", "_prelude", "_flowctl", "_flow")
 FLOW = "_flow"  # carried only by the scripts that use it (see _uses_flow)
 FLOWCTL = "_flowctl"  # unique jobs and rate limits: carried only by the scripts that call its helpers
 # Refusals that mean "the script did not run, the slot is moving": retried, up to RETRY_FOR seconds.

@@ -131,6 +131,7 @@ class JobFunction:
             if_absent=bool(o.job_id),
             origin=origin,
             unique=flow,
+            priority=o.priority or 0,
             **(resolved or self._resolved()),
         )
 

@@ -46,6 +46,7 @@ class Options:
     unique_key: str | None = None  # None: the job's name + its arguments (debounce: the name)
     unique_until: str | None = None  # "finish" (None) | "start": when the key frees, if before the window ends
     debounce: float | None = None  # seconds of quiet before the one job runs, with the latest call's args
+    priority: int | None = None  # -100..100 (None: 0): inside its group's lane, higher first, FIFO among equals
 
     def __post_init__(self) -> None:
         if isinstance(self.after, list):  # kept as a tuple: the options stay a value
@@ -87,6 +88,9 @@ def check(name: str, o: dict[str, Any]) -> None:
         if ch in str(o.get("queue") or ""):
             raise ConfigurationError(f"queue name of {name} must not contain braces (they are the hash tag)")
     check_limits(name, o.get("timeout"), o.get("soft_timeout"))
+    p = o.get("priority")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not -100 <= p <= 100):
+        raise ConfigurationError(f"priority of {name} must be a whole number from -100 to 100, not {p!r}")
     if o.get("retry_on") is not None:
         retry_on_tuple(name, o["retry_on"])
     if o.get("after") is not None:

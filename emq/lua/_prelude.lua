@@ -63,7 +63,8 @@ end
 local function lane_push(group, id, front)
   local lane = ns .. 'lane:' .. group
   local n
-  if front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end
+  if prio_on(group) then n = prio_push(lane, group, id)  -- a group in priority mode (_prio.lua)
+  elseif front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end
   if n == 1 then lane_joined(group) end
 end
 
@@ -218,7 +219,10 @@ local function put_job(b, now, if_absent, push)
     'timeout', ARGV[b + 15], 'created', now, 'due', due)
   if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
   local priority = tonumber(ARGV[b + 13])
-  if priority ~= 0 then redis.call('HSET', key, 'priority', priority) end
+  if priority ~= 0 then
+    redis.call('HSET', key, 'priority', priority)
+    prio_mark(group)  -- its group's ready jobs go through a sorted set from now on (_prio.lua)
+  end
   if ARGV[b + 14] ~= '' then redis.call('HSET', key, 'meta', ARGV[b + 14]) end
   if state == 'ready' then
     push(group, id, priority > 0)

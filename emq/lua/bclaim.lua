@@ -47,6 +47,8 @@ local function room(group)
 end
 
 local function lease_one(id, group)
+  id = prio_pop(group, id)  -- a marker stands for the first job of the group's priority zset (_prio.lua)
+  if not id then return end
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
     'due', 'meta', 'timeout', 'unique')
@@ -99,7 +101,10 @@ for group, _ in pairs(taken) do
   end
 end
 for group, empty in pairs(drained) do
-  if empty then redis.call('SREM', ns .. 'lanes', group) end
+  if empty then
+    redis.call('SREM', ns .. 'lanes', group)
+    prio_drained(group)
+  end
 end
 
 if limited and got > 0 and rate_room('', now) == 0 then rate_exhausted('') end

@@ -22,7 +22,7 @@ local line = 'emq.errors.Cancelled: cancelled'
 -- Take a ready id out of its lane; a lane left empty leaves the ring and the lane set.
 local function unlane(id, group)
   local lane = ns .. 'lane:' .. group
-  redis.call('LREM', lane, 1, id)
+  prio_unlane(group, id)  -- the id, or its marker and its place in the priority zset (_prio.lua)
   if redis.call('EXISTS', lane) == 0 then
     redis.call('LREM', ns .. 'ring', 0, group)
     redis.call('SREM', ns .. 'lanes', group)

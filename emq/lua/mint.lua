@@ -31,7 +31,15 @@ local created, ready = 0, 0
 -- groups in order of first appearance, as one lane_push per job would have ordered them.
 local ready_ids, groups = {}, {}
 local function batch(group, id, front)
-  if front then return lane_push(group, id, true) end
+  if front or prio_on(group) then  -- a group in priority mode (_prio.lua): its older ready ids go first
+    if ready_ids[group] and #ready_ids[group] > 0 then
+      if redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ready_ids[group])) == #ready_ids[group] then
+        lane_joined(group)
+      end
+      ready_ids[group] = {}
+    end
+    return lane_push(group, id, front)
+  end
   if not ready_ids[group] then
     ready_ids[group] = {}
     groups[#groups + 1] = group
@@ -54,7 +62,7 @@ for i = 0, n - 1 do
 end
 for _, group in ipairs(groups) do
   local ids = ready_ids[group]
-  if redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids)) == #ids then
+  if #ids > 0 and redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids)) == #ids then
     lane_joined(group)
   end
 end

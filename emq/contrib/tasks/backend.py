@@ -8,10 +8,9 @@ the emq queue named by ``queue_name``; ``run_after`` goes to the schedule set; e
 with retries, backoff, leases and the stalled sweep, and ``get_result`` reads the job back.
 
 Priority (-100..100) keeps lanes fair: it orders work only inside the task's own group (lane),
-never across groups, which the ring still serves in turn. A task with priority > 0 joins the head
-of its group's lane whenever it becomes ready (at enqueue, or when its ``run_after`` falls due), so
-it runs before that group's waiting work (newest urgent first); priority <= 0 joins the tail (FIFO).
-Past that sign the number is kept on the job and the result but does not order further.
+never across groups, which the ring still serves in turn. Inside the group, higher priority runs
+first and equal priorities run in the order they became ready (O(log n), ``_prio.lua``), the same
+meaning as ``@emq.job``'s ``.using(priority=n)``.
 
 emq's own options come through ``task_class`` (Django 6.1's ``@task(**kwargs)``, and the backport):
 ``@task(group="tenant-7", max_attempts=5, backoff=(1, 60), lease=120, timeout=600, retry_on=(IOError,))``,
@@ -83,7 +82,7 @@ class EmqBackend(BaseTaskBackend):
     supports_defer = True  # run_after becomes the job's due time in the schedule set
     supports_async_task = True  # async def tasks run on the worker's event loop
     supports_get_result = True  # results are the jobs' hashes, kept for EMQ_RESULT_TTL
-    supports_priority = True  # > 0 heads its group's lane; never reorders groups (see the module doc)
+    supports_priority = True  # orders its group's lane only; never reorders groups (see the module doc)
 
     def validate_task(self, task: Task) -> None:
         super().validate_task(task)
