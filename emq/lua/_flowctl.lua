@@ -54,6 +54,7 @@ end
 -- A group out of room is held (rhold) off the ring until its oldest start leaves the window; the
 -- Pump's tick puts it back (rate_release), so no worker polls for it.
 local RATES = {}  -- this call's reads of rates: group -> {limit, per ms} | false
+local HOLDS = nil  -- whether the queue has a hold (read once a call)
 
 local function rate_spec(group)
   local c = RATES[group]
@@ -75,7 +76,8 @@ end
 -- How many more jobs of a group ("" the whole queue) may start now: nil without a limit, <= 0 when
 -- held (its window is full, or a job raised RateLimited). A hold past its end (the Pump is late) ends here.
 local function rate_room(group, now)
-  local h = redis.call('ZSCORE', ns .. 'rhold', group)
+  if HOLDS == nil then HOLDS = redis.call('EXISTS', ns .. 'rhold') == 1 end
+  local h = HOLDS and redis.call('ZSCORE', ns .. 'rhold', group)
   if h then
     if tonumber(h) > now then return 0 end
     redis.call('ZREM', ns .. 'rhold', group)
@@ -104,6 +106,7 @@ local function rate_hold(group, untl)
   local cur = redis.call('ZSCORE', ns .. 'rhold', group)
   if cur and tonumber(cur) >= untl then return end
   redis.call('ZADD', ns .. 'rhold', untl, group)
+  HOLDS = true
   if untl < tonumber(redis.call('GET', ns .. 'pumpnext') or '0') then wake('pumpwake') end
 end
 
