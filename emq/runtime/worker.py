@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from ..core import config, registry, topology
+from ..core import config, registry
 from ..core.engine import Queue
 from ..core.limits import apply_group_limits
 from ..core.rates import apply_rate_limits
@@ -32,6 +32,7 @@ from .held import Held
 from .idle import RECHECK, IdleBudget, drained
 from .leases import Leases
 from .metronome import Metronome
+from .order import resolve
 from .outbox import Outbox
 from .pump import Pump
 from .slots import Slots
@@ -44,8 +45,8 @@ class Worker:
 
     def __init__(self, queues: Sequence[str] | None = None, *, concurrency: int = 10, batch: int | None = None,
                  burst: bool = False, pump: bool = True, grace: float | None = None,
-                 park_timeout: float = 30.0) -> None:
-        self.queues = [Queue(n) for n in topology.expand(queues or [config.get("EMQ_DEFAULT_QUEUE")])]
+                 park_timeout: float = 30.0, strict: bool = False) -> None:
+        self.queues, self.order = resolve(queues or [config.get("EMQ_DEFAULT_QUEUE")], strict)  # "high:5": weights
         self.concurrency = max(1, concurrency)
         self.batch = max(1, batch or self.concurrency)
         self.burst = burst
@@ -60,7 +61,7 @@ class Worker:
         self.metronome = Metronome(self.queues, self.signal, park_timeout)
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
-        self.running = self.running_async = self.processed = self.outage = self._rr = 0
+        self.running = self.running_async = self.processed = self.outage = 0
         self.async_slots = config.get("EMQ_ASYNC_SLOTS")
         self.stopping: float | None = None  # monotonic time the stop was asked
         self.stops = self.told = 0  # stops asked, and said
@@ -159,8 +160,7 @@ class Worker:
         if self.idle.skip_claim() and not outcomes:
             free = 0
         claimed = 0
-        self._rr = (self._rr + 1) % len(self.queues)
-        for q in self.queues[self._rr :] + self.queues[: self._rr]:
+        for q in (self.queues[i] for i in self.order.next(free > 0)):
             done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
             if done or want > 0:
                 try:
@@ -173,6 +173,7 @@ class Worker:
                 for job in jobs:
                     self._dispatch(q, job)
                 claimed += len(jobs)
+                free = claimed if self.order.stops(want, len(jobs)) else free  # --strict: the next queues wait
         return claimed
 
     def _dispatch(self, q: Queue, job: Claimed) -> None:

@@ -8,6 +8,7 @@ from emq.core import config
 from emq.errors import EmqError
 from emq.jobs import autodiscover
 from emq.management import options as check
+from emq.runtime.order import QueueOrder, parse
 
 
 class Command(BaseCommand):
@@ -19,7 +20,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--queues", default=None, help="comma-separated queues (default: EMQ_DEFAULT_QUEUE)")
+        parser.add_argument("--queues", default=None,
+                            help="comma-separated queues (default: EMQ_DEFAULT_QUEUE), served in turn; "
+                                 "high:5,low:1 weights their claims 5:1")
+        parser.add_argument("--strict", action="store_true",
+                            help="serve --queues in order: a queue only when all before it have nothing ready")
         parser.add_argument("--concurrency", type=int, default=10, help="jobs run at once (threads); default 10")
         parser.add_argument("--batch", type=int, default=None, help="most jobs claimed per round trip")
         parser.add_argument("--burst", action="store_true", help="drain the queues, then exit 0")
@@ -37,6 +42,10 @@ class Command(BaseCommand):
         from emq.runtime.worker import Worker
 
         queues = check.queue_names(options["queues"])
+        try:
+            QueueOrder([w for w in parse(queues)[1].values()], options["strict"])
+        except EmqError as exc:
+            raise CommandError(str(exc)) from None
         check.at_least("--concurrency", options["concurrency"], 1)
         check.at_least("--processes", options["processes"], 1)
         check.at_least("--batch", options["batch"], 1)
@@ -52,6 +61,7 @@ class Command(BaseCommand):
                 burst=options["burst"],
                 pump=not options["no_pump"],
                 grace=options["grace"],
+                strict=options["strict"],
             )
             return worker.run()
 
