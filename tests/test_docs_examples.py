@@ -28,7 +28,7 @@ from tests.procs import ROOT
 EXAMPLES = ROOT / "docs" / "examples"
 RUN = (
     "getting_started", "concepts", "long_jobs", "fair_tenants", "django_tasks", "operating", "migrating", "workflows",
-    "live_state",
+    "live_state", "flow_control",
 )
 
 
