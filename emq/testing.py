@@ -123,8 +123,9 @@ def enqueued(job: Any, queue: str | None = None) -> list:
     client = get_client()
     for q in LogicalQueue(queue).partitions:
         ids = client.zrange(q.keys.scheduled, 0, -1)
-        for group in client.smembers(q.keys.lanes):
-            ids += client.lrange(q.keys.lane(group), 0, -1)
+        for group in client.smembers(q.keys.lanes):  # a lane in priority mode: markers + a zset (_prio.lua)
+            ids += [i for i in client.lrange(q.keys.lane(group), 0, -1) if i != "\0p"]
+            ids += client.zrange(q.keys.ns + "plane:" + group, 0, -1)
         found += [q.get_job(i) for i in ids]
     return [j for j in found if j.name == name]
 

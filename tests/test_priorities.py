@@ -82,3 +82,15 @@ def test_retried_and_cancelled_jobs_of_a_priority_lane(emq_env):
 def test_bad_priorities_are_refused(bad):
     with pytest.raises(emq.ConfigurationError, match="priority"):
         jobs.add.using(priority=bad)
+
+
+def test_the_ready_page_and_enqueued_read_a_priority_lane_in_claim_order(emq_env, db):
+    from emq.dashboard.lists import ready
+    from emq.testing import enqueued
+
+    plain = jobs.add.using(group="g").enqueue(1, 0)
+    low = jobs.add.using(group="g", priority=-3).enqueue(2, 0)
+    high = jobs.add.using(group="g", priority=3).enqueue(3, 0)
+    assert [r.id for r in ready("default", "g").slice.rows] == [high.id, plain.id, low.id]
+    assert [r.id for r in ready("default", "g", start=1).slice.rows] == [plain.id, low.id]
+    assert {j.id for j in enqueued(jobs.add)} == {plain.id, low.id, high.id}

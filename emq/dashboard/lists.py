@@ -76,18 +76,35 @@ def cancelled(queue: str, start: int = 0, filters: Filters | None = None) -> Job
     return _list(queue, "cancelled", start, CANCELLED_FIELDS, True, filters or Filters())
 
 
+PMARK = "\0p"  # _prio.lua's marker in a lane
+
+
 def ready(queue: str, group: str, start: int = 0) -> JobList:
     """A page of one lane's ready jobs in claim order (a page by offset: LRANGE, never the whole lane)."""
     q, client = Queue(queue, prefix=prefix()), get_client()
     start = max(int(start), 0)
     with guard():
         now = server_now(client)
-        ids = client.lrange(q.keys.lane(group), start, start + PAGE - 1)
+        ids = prioritized(client, q, group, start, client.lrange(q.keys.lane(group), start, start + PAGE - 1))
         total = client.llen(q.keys.lane(group))
         data = hmget_many(client, [q.keys.job(i) for i in ids], READY_FIELDS)
     rows = [Row(i, int(f["due"] or 0), f) for i, f in zip(ids, data, strict=True)]
     nxt = start + PAGE if start + PAGE < total else None
     return JobList(queue, now, Slice(rows, start, nxt, total, scanned=len(rows)), Filters(group=group))
+
+
+def prioritized(client, q: Queue, group: str, start: int, ids: list[str]) -> list[str]:
+    """A lane page with its priority markers read: the k-th marker of the list stands for the k-th
+    member of the group's priority zset (each claim of a marker takes the zset's first, _prio.lua)."""
+    marks = [n for n, i in enumerate(ids) if i == PMARK]
+    if not marks:
+        return ids
+    before = len(client.lpos(q.keys.lane(group), PMARK, count=0, maxlen=start) or []) if start else 0
+    members = client.zrange(q.keys.ns + "plane:" + group, before, before + len(marks) - 1)
+    out = list(ids)
+    for n, member in zip(marks, members, strict=False):
+        out[n] = member
+    return out
 
 
 # -- one job -------------------------------------------------------------------------------
