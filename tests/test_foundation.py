@@ -84,7 +84,7 @@ def test_using_options_never_mix_with_job_kwargs(emq_env):
     job = emq.get_job(ref.id, queue="mail")
     assert (ref.queue, job.kwargs) == ("mail", {"text": "queue"})
     with pytest.raises(TypeError, match="unknown option"):
-        jobs.add.using(priority=3)
+        jobs.add.using(urgency=3)  # priority is an option now (#14); this one is not
 
 
 def test_bclaim_returns_at_most_n_distinct_jobs_with_token_equal_attempts(emq_env):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from emq.core.limits import apply_group_limits
+from emq.core.rates import apply_rate_limits
 from emq.errors import EmqError
 from emq.jobs import autodiscover
 from emq.management import options as check
@@ -30,6 +31,7 @@ class Command(BaseCommand):
             if not startup.wait_for_server():
                 return
             apply_group_limits(names)
+            apply_rate_limits(names)
             autodiscover()
             run_forever(names)  # says it runs through the "emq.pump" logger (JSON with EMQ_LOG_FORMAT=json)
         except EmqError as exc:
