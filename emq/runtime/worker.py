@@ -186,7 +186,11 @@ class Worker:
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
-        self.signal.set()
+        # Put first, then set: the loop clears the signal before it reads the outbox, so a signal
+        # still set has yet to be cleared and this outcome will be read. Setting a set Event takes
+        # its lock and notifies for nothing, once a job.
+        if not self.signal.is_set():
+            self.signal.set()
 
 
 async def _run_async(w: Worker, held: Held) -> None:
