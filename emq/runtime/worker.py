@@ -186,10 +186,7 @@ class Worker:
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
-        # Put first, then set: the loop clears the signal before it reads the outbox, so a signal
-        # still set has yet to be cleared and this outcome will be read. Setting a set Event takes
-        # its lock and notifies for nothing, once a job.
-        if not self.signal.is_set():
+        if not self.signal.is_set():  # put first: the loop clears a set signal before it reads the outbox
             self.signal.set()
 
 
