@@ -16,6 +16,7 @@ from ..errors import ConfigurationError
 from . import config, topology
 from .engine import Queue
 from .engine.rates import EACH, QUEUE
+from .limits import apply_group_limits
 from .logical import LogicalQueue
 
 SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")  # "100/60": 100 starts per 60 seconds
@@ -83,3 +84,9 @@ def apply_rate_limits(queue_names: Iterable[str] | None = None) -> int:
                 raise ConfigurationError(f"EMQ_RATE_LIMITS[{queue_name!r}][{group!r}]: {exc}") from None
             applied += 1
     return applied
+
+
+def apply_limits(queue_names: list[str]) -> None:
+    """Write EMQ_GROUP_LIMITS and EMQ_RATE_LIMITS of these queues to the server (a worker or Pump starting)."""
+    apply_group_limits(queue_names)
+    apply_rate_limits(queue_names)

@@ -20,8 +20,7 @@ from collections.abc import Callable, Sequence
 
 from ..core import config, registry
 from ..core.engine import Queue
-from ..core.limits import apply_group_limits
-from ..core.rates import apply_rate_limits
+from ..core.rates import apply_limits
 from ..core.records import Claimed, Outcome
 from ..errors import ServerUnavailable
 from . import report, runner
@@ -71,8 +70,7 @@ class Worker:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
         _stop_on_signals(self.stop)
         registry.remember_all(q.name for q in self.queues)
-        apply_group_limits(q.name for q in self.queues)
-        apply_rate_limits(q.name for q in self.queues)
+        apply_limits([q.name for q in self.queues])  # EMQ_GROUP_LIMITS and EMQ_RATE_LIMITS
         self.heartbeat.start()
         for part in (self.deadlines, self.slots, self.leases, self.metronome, *([self.pump] if self.pump else [])):
             part.start()
@@ -189,7 +187,8 @@ class Worker:
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
-        self.signal.set()
+        if not self.signal.is_set():  # put first: the loop clears a set signal before it reads the outbox
+            self.signal.set()
 
 
 async def _run_async(w: Worker, held: Held) -> None:
