@@ -29,6 +29,7 @@ try:
 except ImportError:  # pytest is optional: the mixin and the helpers work without it
     pytest = None
 
+from .core import keys
 from .core.connection import get_client
 from .core.logical import LogicalQueue
 
@@ -125,7 +126,7 @@ def enqueued(job: Any, queue: str | None = None) -> list:
         ids = client.zrange(q.keys.scheduled, 0, -1)
         for group in client.smembers(q.keys.lanes):  # a lane in priority mode: markers + a zset (_prio.lua)
             ids += [i for i in client.lrange(q.keys.lane(group), 0, -1) if i != "\0p"]
-            ids += client.zrange(q.keys.ns + "plane:" + group, 0, -1)
+            ids += client.zrange(q.keys.ns + keys.PLANE + group, 0, -1)
         found += [q.get_job(i) for i in ids]
     return [j for j in found if j.name == name]
 

@@ -20,7 +20,11 @@ CHILDREN = "children:"  # + id  set  JSON [queue, id] of the jobs waiting for th
 FLOW = "flow:"  # + id      hash   a batch or a chain: kind, total, counts, callbacks (the dashboard's Flows)
 MEMBERS = "members:"  # + id  list  JSON [queue, id] of a flow's members or steps, in order
 FINISHED = "finished:"  # + id  list  a token the finish of a waited-on job pushes (ref.wait's blocking pop)
-PREFIXES = (JOB, LANE, MINUTE, DEPS, CHILDREN, FLOW, MEMBERS, FINISHED)
+# Flow control (#14): _flowctl.lua and _prio.lua
+UNIQUE = "unique:"  # + key  string  the id of the job that holds a unique / debounce key (PX: its window)
+RLOG = "rlog:"  # + group    zset   start ms of a rate-limited group's starts in its window ("": the queue's)
+PLANE = "plane:"  # + group  zset   ready ids of a group in priority mode, by (100 - priority) * 1e13 + seq
+PREFIXES = (JOB, LANE, MINUTE, DEPS, CHILDREN, FLOW, MEMBERS, FINISHED, UNIQUE, RLOG, PLANE)
 DEFAULT_GROUP = "_"
 GUARD = "guard"  # never written; a second declared key that makes a migrating slot refuse scripts
 
@@ -103,6 +107,11 @@ FIXED = frozenset(
         "relay:seq",  # string  the last relay entry's sequence number (entries are acknowledged up to one)
         "flows",  # zset  flow id -> created ms: the batches and chains recorded in this queue
         "events",  # stream  state changes, one entry per script call (EMQ_EVENTS), capped near EMQ_EVENTS_MAX
+        "rates",  # hash  group | "*" | "" (the queue) -> "<limit>,<per ms>": rate limits
+        "rhold",  # zset  group | "" -> ms its rate hold ends (a full window, or a job's RateLimited)
+        "rout",  # set   held groups taken off the ring; the Pump's tick puts them back
+        "prio",  # set   groups in priority mode (their ready jobs in plane:<group>)
+        "pseq",  # string  the last priority sequence number (FIFO among equal priorities)
     }
 )
 

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import keys
 from ..core.connection import get_client, guard
 from ..core.engine import Queue
 from . import masking
@@ -100,7 +101,7 @@ def prioritized(client, q: Queue, group: str, start: int, ids: list[str]) -> lis
     if not marks:
         return ids
     before = len(client.lpos(q.keys.lane(group), PMARK, count=0, maxlen=start) or []) if start else 0
-    members = client.zrange(q.keys.ns + "plane:" + group, before, before + len(marks) - 1)
+    members = client.zrange(q.keys.ns + keys.PLANE + group, before, before + len(marks) - 1)
     out = list(ids)
     for n, member in zip(marks, members, strict=False):
         out[n] = member

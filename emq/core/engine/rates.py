@@ -21,12 +21,12 @@ class RateOps(Ops):
 
     def limits(self) -> dict[str, tuple[int, int]]:
         """{group: (limit, per ms)}; "" is the whole queue's, "*" each group's."""
-        raw = self._read(lambda c: c.hgetall(self.keys.ns + "rates"))
+        raw = self._read(lambda c: c.hgetall(self.keys.rates))
         return {g: (int(s.split(",")[0]), int(s.split(",")[1])) for g, s in raw.items()}
 
     def holds(self, count: int = 100) -> list[tuple[str, int]]:
         """The groups held now (by a full window or a job's RateLimited), soonest freed first, with the ms it ends."""
-        raw = self._read(lambda c: c.zrange(self.keys.ns + "rhold", 0, count - 1, withscores=True))
+        raw = self._read(lambda c: c.zrange(self.keys.rhold, 0, count - 1, withscores=True))
         return [(g, int(ms)) for g, ms in raw]
 
     def _read(self, call: Callable[[Any], Any]) -> Any:
