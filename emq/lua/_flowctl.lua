@@ -106,7 +106,7 @@ local function rate_hold(group, untl)
   local cur = redis.call('ZSCORE', ns .. 'rhold', group)
   if cur and tonumber(cur) >= untl then return end
   redis.call('ZADD', ns .. 'rhold', untl, group)
-  HOLDS = true
+  HOLDS, RHOLD = true, true
   if untl < tonumber(redis.call('GET', ns .. 'pumpnext') or '0') then wake('pumpwake') end
 end
 

@@ -31,8 +31,11 @@ local function at_cap(group)
 end
 
 -- A group held by its rate limit (_flowctl.lua) waits in rout, off the ring, until the Pump frees it.
+-- RHOLD: whether the queue has any hold, read once a call (rate_hold sets it when it adds one).
+local RHOLD = nil
 local function rate_held(group)
-  if not redis.call('ZSCORE', ns .. 'rhold', group) then return false end
+  if RHOLD == nil then RHOLD = redis.call('EXISTS', ns .. 'rhold') == 1 end
+  if not RHOLD or not redis.call('ZSCORE', ns .. 'rhold', group) then return false end
   redis.call('SADD', ns .. 'rout', group)
   return true
 end
