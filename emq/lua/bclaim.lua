@@ -6,7 +6,11 @@
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
-  Derived: ring, lanes, caps, active, paused, leases, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
+  A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
+  not numbers, group not its lane's, a state other than ready) is checked before any write to it
+  and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
+  Derived: ring, lanes, caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats,
+           job:<id>, lane:<group>
   Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
            group, due_ms, meta, timeout}
            token = the job's attempts after the increment: its fencing token; due_ms = when it became
@@ -17,7 +21,7 @@ local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
 local ring = ns .. 'ring'
 local out = {now}
-local got, leases, taken, drained = 0, {}, {}, {}
+local got, leases, held, taken, drained = 0, {}, {}, {}, {}
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
@@ -36,8 +40,13 @@ end
 local function lease_one(id, group)
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
-    'due', 'meta', 'timeout')
-  if f[1] ~= 'ready' then return end
+    'due', 'meta', 'timeout', 'group')
+  if f[1] ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
+    if f[1] then misplaced(key, id, f[1], group, now) end
+    return
+  end
+  local fault = claim_fault(f[2], f[5], f[8], f[6], f[12] == group and group)
+  if fault then return quarantine(key, id, now, fault) end
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
   local token = tonumber(f[8] or '0') + 1
   local expiry = now + tonumber(f[5])
@@ -46,6 +55,8 @@ local function lease_one(id, group)
   emit('active', id, token)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
+  held[#held + 1] = id
+  held[#held + 1] = group
   first_expiry = math.min(first_expiry, expiry)
   taken[group] = (taken[group] or 0) + 1
   got = got + 1
@@ -85,6 +96,7 @@ end
 
 if got > 0 then
   redis.call('ZADD', ns .. 'leases', unpack(leases))
+  redis.call('HSET', ns .. 'held', unpack(held))
   -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
   local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')
