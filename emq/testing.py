@@ -141,3 +141,20 @@ def assert_enqueued(job: Any, args: Sequence[Any] | None = None, kwargs: dict | 
         seen = ", ".join(f"args={j.args} kwargs={j.kwargs}" for j in jobs) or "none"
         raise AssertionError(f"no job {name} enqueued in {queue!r} with args={args} kwargs={kwargs}; seen: {seen}")
     return matching[0]
+
+
+def check_invariants(queue: Any) -> None:
+    """Assert that every job of a queue sits in exactly one place, the one its state names, and that
+    each group's active count equals its leased jobs (``emq.core.invariants``).
+
+    ``queue`` is a name, ``emq.queue(...)`` or a physical queue; every partition is walked. It reads
+    the whole queue (every set, lane and job): a helper for tests and fault drills, not for production.
+    """
+    from .core import invariants
+
+    if isinstance(queue, str):
+        queue = LogicalQueue(queue)
+    parts = getattr(queue, "partitions", [queue])
+    problems = [f"{q.name}: {p}" for q in parts for p in invariants.violations(q)]
+    if problems:
+        raise AssertionError(f"{len(problems)} invariant(s) broken:\n" + "\n".join(problems[:50]))

@@ -13,8 +13,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ..errors import ServerUnavailable
-from . import config, embedded
+from ..errors import ServerFull, ServerUnavailable
+from . import config, embedded, faults
 
 _lock = threading.Lock()
 CONNECT_TIMEOUT = 5.0  # seconds
@@ -108,21 +108,22 @@ def reset() -> None:
 
 @contextlib.contextmanager
 def guard() -> Iterator[None]:
-    """Turn the client's connection errors into one clear ServerUnavailable naming the server."""
+    """Turn the server's states (unreachable, full, loading, read-only, busy...) into ServerUnavailable
+    or ServerFull, naming the server and what to do (``faults``); a fault of the call propagates."""
     try:
         yield
-    except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError,
-            redis.exceptions.SlotNotCoveredError) as exc:  # the last two: a failover under way
-        raise _unavailable(exc) from None
-    except redis.exceptions.RedisClusterException as exc:
-        if "connect" not in str(exc):  # a cluster client's way of saying no node answers
+    except (redis.RedisError, redis.exceptions.RedisClusterException) as exc:
+        state = faults.classify(exc)
+        if state is None:
             raise
-        raise _unavailable(exc) from None
+        raise _unavailable(exc, state) from None
 
 
-def _unavailable(exc: Exception) -> ServerUnavailable:
+def _unavailable(exc: Exception, state: str = "unreachable") -> ServerUnavailable:
     url = mask(config.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
     reason = str(exc).rstrip(". ")
-    return ServerUnavailable(
-        f"cannot reach Valkey at {url}: {reason}. Start the server or set EMQ_URL to one that runs."
-    )
+    if state == "unreachable":
+        advice = faults.advice(state)
+        return ServerUnavailable(f"cannot reach Valkey at {url}: {reason}. {advice[0].upper()}{advice[1:]}.")
+    kind = ServerFull if state == "full" else ServerUnavailable
+    return kind(f"Valkey at {url} refused the call ({reason}): {faults.advice(state)}.", state)

@@ -31,6 +31,7 @@ from .held import Held
 from .idle import RECHECK, IdleBudget, drained
 from .leases import Leases
 from .metronome import Metronome
+from .outage import Outage
 from .outbox import Outbox
 from .pump import Pump
 from .slots import Slots
@@ -59,7 +60,8 @@ class Worker:
         self.metronome = Metronome(self.queues, self.signal, park_timeout)
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
-        self.running = self.running_async = self.processed = self.outage = self._rr = 0
+        self.running = self.running_async = self.processed = self._rr = 0
+        self.outage = Outage(log, f"worker {self.id}")
         self.async_slots = config.get("EMQ_ASYNC_SLOTS")
         self.stopping: float | None = None  # monotonic time the stop was asked
         self.stops = self.told = 0  # stops asked, and said
@@ -100,9 +102,9 @@ class Worker:
         free = 0 if self.stopping is not None else self._free()
         try:
             claimed = self._exchange(outcomes, free)
-        except ServerUnavailable as exc:
+        except Exception as exc:  # a server state (full, away...) or a refused call: wait, never die
             return self._outage(exc)
-        self.outage = 0
+        self.outage.ok(f"; sent {len(outcomes)} held outcome(s) before claiming" if outcomes else "")
         if self.stopping is not None:
             return self._stop_pass()
         if claimed:
@@ -110,7 +112,7 @@ class Worker:
         if self._free() <= 0:
             self.signal.wait(RECHECK)
             return False
-        if self.running == 0 and self.burst and drained(self.queues):
+        if self.running == 0 and self.burst and self._drained():
             return True
         self.metronome.park()  # free slots and nothing ready: park until a token or an outcome
         self.idle.park_ended(self.signal.wait(1.0 if self.burst else RECHECK))
@@ -118,13 +120,21 @@ class Worker:
         return False
 
     def _outage(self, exc: Exception) -> bool:
-        """The server is unreachable: keep running jobs and their outcomes, retry with backoff."""
-        self.outage += 1
-        log.error("%s (retry %s)", exc, self.outage)
+        """The server is away or refusing (``faults``): keep running jobs and their outcomes, retry with
+        jittered backoff, say so once. After it, held outcomes go before any claim (``_exchange``)."""
+        if not isinstance(exc, ServerUnavailable):
+            log.debug("worker loop error", exc_info=exc)
+        pause = self.outage.failed(exc, f" ({len(self.outbox)} outcome(s) held)")
         if self.stopping is not None and time.monotonic() - self.stopping >= self.grace:
             return True
-        self.signal.wait(min(0.2 * 2**self.outage, 5.0))
+        self.signal.wait(pause)
         return False
+
+    def _drained(self) -> bool:
+        try:
+            return drained(self.queues)
+        except ServerUnavailable:
+            return False
 
     def _stop_pass(self) -> bool:
         self.told = report.stopping(self.stops, self.told, self.running, self.grace)
@@ -163,7 +173,7 @@ class Worker:
             if done or want > 0:
                 try:
                     states, jobs = q.finish_and_claim([o for _, o in done], max(want, 0), self.id)
-                except ServerUnavailable:
+                except Exception:
                     self.outbox.keep(done + [item for items in by_queue.values() for item in items])
                     raise
                 self.processed += len(done)
@@ -174,6 +184,17 @@ class Worker:
         return claimed
 
     def _dispatch(self, q: Queue, job: Claimed) -> None:
+        """Start one claimed job; one that cannot start ends dead as corrupt, the batch goes on."""
+        try:
+            if job.fault:
+                raise ValueError(job.fault)
+            self._start(q, job)
+        except Exception as exc:
+            log.error("job id=%s name=%s is corrupt: %s; ending it dead", job.id, job.name, exc)
+            self.outbox.keep([(Held(q, job), Outcome(job.id, job.token, "corrupt", str(exc)[:500]))])
+            self.signal.set()
+
+    def _start(self, q: Queue, job: Claimed) -> None:
         held = Held(q, job)
         self.leases.hold(held)
         self.running += 1
