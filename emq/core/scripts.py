@@ -128,8 +128,12 @@ def _refusal(exc: Exception) -> bool:
     return not isinstance(exc, ClusterError) or "TTL exhausted" in str(exc)
 
 
-def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> list[Any]:
-    """Run several scripts in one pipelined round trip; a script refused or missing is run again alone."""
+def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
+             raise_on_error: bool = True) -> list[Any]:
+    """Run several scripts in one pipelined round trip; a script refused or missing is run again alone.
+
+    An error reply raises, unless raise_on_error is False: then it is returned in its place (the
+    server may refuse one script of the round trip and run the next, e.g. at maxmemory)."""
     if isinstance(client, redis.Redis):
         replies = _send_and_read(client, calls)
     else:
@@ -145,7 +149,7 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
     for i, reply in enumerate(replies):
         if isinstance(reply, NoScriptError) or (isinstance(reply, REFUSED) and _refusal(reply)):
             replies[i] = run(client, *calls[i])
-        elif isinstance(reply, Exception):
+        elif isinstance(reply, Exception) and raise_on_error:
             raise reply
     return replies
 

@@ -22,7 +22,7 @@ from ..core import config, registry, topology
 from ..core.engine import Queue
 from ..core.limits import apply_group_limits
 from ..core.records import Claimed, Outcome
-from ..errors import ServerUnavailable
+from ..errors import ServerFull, ServerUnavailable
 from . import report, runner
 from .aio import Interruptible, LoopThread
 from .deadlines import Deadlines
@@ -37,6 +37,9 @@ from .pump import Pump
 from .slots import Slots
 
 log = logging.getLogger("emq.worker")
+# Seconds between a worker's retries in an outage, at most: its held outcomes must reach a restarted
+# server well inside the one lease period the sweep waits for them (see reclaim_expired).
+MAX_PAUSE = 2.0
 
 
 class Worker:
@@ -61,6 +64,7 @@ class Worker:
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
         self.running = self.running_async = self.processed = self._rr = 0
+        self.talked = False  # the last pass sent something to the server
         self.outage = Outage(log, f"worker {self.id}")
         self.async_slots = config.get("EMQ_ASYNC_SLOTS")
         self.stopping: float | None = None  # monotonic time the stop was asked
@@ -70,9 +74,7 @@ class Worker:
     def run(self) -> int:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
         _stop_on_signals(self.stop)
-        registry.remember_all(q.name for q in self.queues)
-        apply_group_limits(q.name for q in self.queues)
-        self.heartbeat.start()
+        self._register()
         for part in (self.deadlines, self.slots, self.leases, self.metronome, *([self.pump] if self.pump else [])):
             part.start()
         log.info("worker %s up: queues=%s concurrency=%s", self.id, [q.name for q in self.queues], self.concurrency)
@@ -86,6 +88,17 @@ class Worker:
             self.heartbeat.close()
         log.info("worker %s stopped after %s jobs", self.id, self.processed)
         return 1 if self.deadlines.exhausted else 0  # a drain for stuck threads: the supervisor starts another
+
+    def _register(self) -> None:
+        """Enter the registries and start the heartbeat. A full server (it answers, but refuses writes)
+        does not stop the start: the jobs already queued still need a worker, and the beat retries."""
+        try:
+            registry.remember_all(q.name for q in self.queues)
+            apply_group_limits(q.name for q in self.queues)
+            self.heartbeat.beat()
+        except ServerFull as exc:
+            log.warning("worker %s starts while the server is full: %s", self.id, exc)
+        self.heartbeat.start(beat=False)
 
     def stop(self) -> None:
         """Stop claiming; running jobs get the grace period (a second call cuts it short)."""
@@ -104,7 +117,8 @@ class Worker:
             claimed = self._exchange(outcomes, free)
         except Exception as exc:  # a server state (full, away...) or a refused call: wait, never die
             return self._outage(exc)
-        self.outage.ok(f"; sent {len(outcomes)} held outcome(s) before claiming" if outcomes else "")
+        if self.talked:
+            self.outage.ok(f"; sent {len(outcomes)} held outcome(s) before claiming" if outcomes else "")
         if self.stopping is not None:
             return self._stop_pass()
         if claimed:
@@ -124,7 +138,7 @@ class Worker:
         jittered backoff, say so once. After it, held outcomes go before any claim (``_exchange``)."""
         if not isinstance(exc, ServerUnavailable):
             log.debug("worker loop error", exc_info=exc)
-        pause = self.outage.failed(exc, f" ({len(self.outbox)} outcome(s) held)")
+        pause = min(self.outage.failed(exc, f" ({len(self.outbox)} outcome(s) held)"), MAX_PAUSE)
         if self.stopping is not None and time.monotonic() - self.stopping >= self.grace:
             return True
         self.signal.wait(pause)
@@ -166,21 +180,28 @@ class Worker:
             by_queue.setdefault(item[0].queue.name, []).append(item)
         if self.idle.skip_claim() and not outcomes:
             free = 0
-        claimed = 0
+        claimed, self.talked = 0, False
         self._rr = (self._rr + 1) % len(self.queues)
         for q in self.queues[self._rr :] + self.queues[: self._rr]:
             done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
             if done or want > 0:
+                self.talked = True
                 try:
-                    states, jobs = q.finish_and_claim([o for _, o in done], max(want, 0), self.id)
+                    ex = q.exchange([o for _, o in done], max(want, 0), self.id)
                 except Exception:
                     self.outbox.keep(done + [item for items in by_queue.values() for item in items])
                     raise
-                self.processed += len(done)
-                report.finished(q.name, done, states)
-                for job in jobs:
+                if ex.states is None:
+                    self.outbox.keep(done)  # refused: offered again (held through the outage)
+                else:
+                    self.processed += len(done)
+                    report.finished(q.name, done, ex.states)
+                for job in ex.claimed:
                     self._dispatch(q, job)
-                claimed += len(jobs)
+                claimed += len(ex.claimed)
+                if ex.error is not None:
+                    self.outbox.keep([item for items in by_queue.values() for item in items])
+                    raise ex.error
         return claimed
 
     def _dispatch(self, q: Queue, job: Claimed) -> None:
