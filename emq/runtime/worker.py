@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 from ..core import config, registry, topology
 from ..core.engine import Queue
+from ..core.engine.queue import exchange
 from ..core.limits import apply_group_limits
 from ..core.records import Claimed, Outcome
 from ..errors import ServerFull, ServerUnavailable
@@ -74,7 +75,7 @@ class Worker:
     def run(self) -> int:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
         _stop_on_signals(self.stop)
-        self._register()
+        _register(self)
         for part in (self.deadlines, self.slots, self.leases, self.metronome, *([self.pump] if self.pump else [])):
             part.start()
         log.info("worker %s up: queues=%s concurrency=%s", self.id, [q.name for q in self.queues], self.concurrency)
@@ -88,17 +89,6 @@ class Worker:
             self.heartbeat.close()
         log.info("worker %s stopped after %s jobs", self.id, self.processed)
         return 1 if self.deadlines.exhausted else 0  # a drain for stuck threads: the supervisor starts another
-
-    def _register(self) -> None:
-        """Enter the registries and start the heartbeat. A full server (it answers, but refuses writes)
-        does not stop the start: the jobs already queued still need a worker, and the beat retries."""
-        try:
-            registry.remember_all(q.name for q in self.queues)
-            apply_group_limits(q.name for q in self.queues)
-            self.heartbeat.beat()
-        except ServerFull as exc:
-            log.warning("worker %s starts while the server is full: %s", self.id, exc)
-        self.heartbeat.start(beat=False)
 
     def stop(self) -> None:
         """Stop claiming; running jobs get the grace period (a second call cuts it short)."""
@@ -114,7 +104,7 @@ class Worker:
         outcomes = self.outbox.take_pending() + self._arrived()
         free = 0 if self.stopping is not None else self._free()
         try:
-            claimed = self._exchange(outcomes, free)
+            claimed = _exchange(self, outcomes, free)
         except Exception as exc:  # a server state (full, away...) or a refused call: wait, never die
             return self._outage(exc)
         if self.talked:
@@ -173,37 +163,6 @@ class Worker:
             self.leases.drop(held)
         return out
 
-    def _exchange(self, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
-        """Finish what ended and claim up to free slots: one round trip per queue touched."""
-        by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
-        for item in outcomes:
-            by_queue.setdefault(item[0].queue.name, []).append(item)
-        if self.idle.skip_claim() and not outcomes:
-            free = 0
-        claimed, self.talked = 0, False
-        self._rr = (self._rr + 1) % len(self.queues)
-        for q in self.queues[self._rr :] + self.queues[: self._rr]:
-            done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
-            if done or want > 0:
-                self.talked = True
-                try:
-                    ex = q.exchange([o for _, o in done], max(want, 0), self.id)
-                except Exception:
-                    self.outbox.keep(done + [item for items in by_queue.values() for item in items])
-                    raise
-                if ex.states is None:
-                    self.outbox.keep(done)  # refused: offered again (held through the outage)
-                else:
-                    self.processed += len(done)
-                    report.finished(q.name, done, ex.states)
-                for job in ex.claimed:
-                    self._dispatch(q, job)
-                claimed += len(ex.claimed)
-                if ex.error is not None:
-                    self.outbox.keep([item for items in by_queue.values() for item in items])
-                    raise ex.error
-        return claimed
-
     def _dispatch(self, q: Queue, job: Claimed) -> None:
         """Start one claimed job; one that cannot start ends dead as corrupt, the batch goes on."""
         try:
@@ -229,6 +188,50 @@ class Worker:
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
         self.signal.set()
+
+
+def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
+    """Finish what ended and claim up to free slots: one round trip per queue touched."""
+    by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
+    for item in outcomes:
+        by_queue.setdefault(item[0].queue.name, []).append(item)
+    if self.idle.skip_claim() and not outcomes:
+        free = 0
+    claimed, self.talked = 0, False
+    self._rr = (self._rr + 1) % len(self.queues)
+    for q in self.queues[self._rr :] + self.queues[: self._rr]:
+        done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
+        if done or want > 0:
+            self.talked = True
+            try:
+                ex = exchange(q, [o for _, o in done], max(want, 0), self.id)
+            except Exception:
+                self.outbox.keep(done + [item for items in by_queue.values() for item in items])
+                raise
+            if ex.states is None:
+                self.outbox.keep(done)  # refused: offered again (held through the outage)
+            else:
+                self.processed += len(done)
+                report.finished(q.name, done, ex.states)
+            for job in ex.claimed:
+                self._dispatch(q, job)
+            claimed += len(ex.claimed)
+            if ex.error is not None:
+                self.outbox.keep([item for items in by_queue.values() for item in items])
+                raise ex.error
+    return claimed
+
+
+def _register(self: Worker) -> None:
+    """Enter the registries and start the heartbeat. A full server (it answers, but refuses writes)
+    does not stop the start: the jobs already queued still need a worker, and the beat retries."""
+    try:
+        registry.remember_all(q.name for q in self.queues)
+        apply_group_limits(q.name for q in self.queues)
+        self.heartbeat.beat()
+    except ServerFull as exc:
+        log.warning("worker %s starts while the server is full: %s", self.id, exc)
+    self.heartbeat.start(beat=False)
 
 
 async def _run_async(w: Worker, held: Held) -> None:

@@ -104,22 +104,6 @@ class Queue(ControlOps):
             states = states + self.finish(outcomes[MAX_BATCH:])
         return states, claimed
 
-    def exchange(self, outcomes: Sequence[Outcome], n: int, worker_id: str) -> Exchange:
-        """``finish_and_claim`` for a worker that must know what the server took when it refused part of
-        the round trip (full, read-only...): the finish's states or None, the claim's jobs, the error."""
-        calls: list[tuple[str, list[Any]]] = []
-        if outcomes:
-            calls.append(("finish", _finish_argv(outcomes[:MAX_BATCH])))
-        if n > 0:
-            calls.append(("bclaim", [min(n, MAX_BATCH), worker_id]))
-        replies = self._run_many(calls, raise_on_error=False)
-        errors = [r for r in replies if isinstance(r, Exception)]
-        states = replies[0] if outcomes and not isinstance(replies[0], Exception) else None
-        claimed = Claimed.from_reply(replies[-1]) if n > 0 and not isinstance(replies[-1], Exception) else []
-        if states is not None and len(outcomes) > MAX_BATCH:
-            states = states + self.finish(outcomes[MAX_BATCH:])
-        return Exchange(states, claimed, _as_state(errors[0]) if errors else None)
-
     def extend_lock(self, job_id: str, token: int, ms: int) -> bool:
         """Renew one lease; only the holder of the current token of an active job succeeds."""
         return self.extend_locks([(job_id, token)], ms)[0] == "ok"
@@ -186,6 +170,23 @@ class Exchange:
     states: list[str] | None
     claimed: list[Claimed]
     error: Exception | None
+
+
+def exchange(self: Queue, outcomes: Sequence[Outcome], n: int, worker_id: str) -> Exchange:
+    """``finish_and_claim`` for a worker that must know what the server took when it refused part of
+    the round trip (full, read-only...): the finish's states or None, the claim's jobs, the error."""
+    calls: list[tuple[str, list[Any]]] = []
+    if outcomes:
+        calls.append(("finish", _finish_argv(outcomes[:MAX_BATCH])))
+    if n > 0:
+        calls.append(("bclaim", [min(n, MAX_BATCH), worker_id]))
+    replies = self._run_many(calls, raise_on_error=False)
+    errors = [r for r in replies if isinstance(r, Exception)]
+    states = replies[0] if outcomes and not isinstance(replies[0], Exception) else None
+    claimed = Claimed.from_reply(replies[-1]) if n > 0 and not isinstance(replies[-1], Exception) else []
+    if states is not None and len(outcomes) > MAX_BATCH:
+        states = states + self.finish(outcomes[MAX_BATCH:])
+    return Exchange(states, claimed, _as_state(errors[0]) if errors else None)
 
 
 def _as_state(exc: Exception) -> Exception:
