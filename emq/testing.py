@@ -191,13 +191,15 @@ def violations(q: Any) -> list[str]:
 
 
 def _counts(q: Any, client: Any, states: dict[str, tuple]) -> list[str]:
-    """The lease set equals held's ids, and each group's active count equals its leased jobs."""
+    """held holds the leases of capped groups (and no other ids), and each group's active count equals
+    its leased jobs."""
     k = q.keys
     leased = set(client.zrange(k.leases, 0, -1))
-    held = client.hgetall(k.held)
-    problems = [f"lease of {j} is missing from held" for j in leased - set(held)]
-    problems += [f"held has {j}, which holds no lease" for j in set(held) - leased]
+    held, capped = client.hgetall(k.held), set(client.hkeys(k.caps))
     per_group = Counter(held.get(j) or (states.get(j) or (None, None))[1] for j in leased)
+    problems = [f"lease of {j} (capped group) is missing from held" for j in leased - set(held)
+                if (states.get(j) or (None, None))[1] in capped]
+    problems += [f"held has {j}, which holds no lease" for j in set(held) - leased]
     active = {g: int(n) for g, n in client.hgetall(k.active).items()}
     for group in set(per_group) | set(active):
         if per_group.get(group, 0) != active.get(group, 0):

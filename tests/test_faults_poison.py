@@ -71,9 +71,11 @@ def test_poison_jobs_end_dead_with_their_reason_and_the_worker_survives(emq_env,
 
 @pytest.mark.parametrize("field,value", [("max_attempts", "many"), ("group", None), ("stalled", "x")])
 def test_finish_quarantines_an_item_it_cannot_settle_and_settles_the_rest(emq_env, client, field, value):
-    """A field broken while the job ran: finish ends that item dead as corrupt, the others settle."""
+    """A field broken while the job ran: finish ends that item dead as corrupt, the others settle, and
+    the capped group's count is right (held knows the group of a job that lost its group field)."""
     q = emq.queue("default")
-    refs = [jobs.add.enqueue(i, 0) for i in range(3)]
+    q.set_group_limit("t", 10)
+    refs = [jobs.add.using(group="t").enqueue(i, 0) for i in range(3)]
     claimed = q.bclaim(3, "w")
     bad = claimed[1]
     if value is None:

@@ -8,8 +8,9 @@
   KEYS[1] ns  <prefix>:{<queue>}: (every key is ns .. suffix)
   The functions are assigned to the names _prelude.lua declares (its reclaim uses them).
   Suffixes used here: job:<id>, held, leases, dead, done, cancelled, scheduled, waiting, lane:<group>, stats
-  held: HASH id -> group of every leased job, written by bclaim: the group a job's lease counts
-  against (its active count) is known even when the job's hash is gone.
+  held: HASH id -> group of every leased job of a capped group, written by bclaim: the group a
+  lease counts against (its active count, which a cap reads) is known even when the job's hash is
+  gone. Uncapped groups are left out: their count decides nothing, and the hash costs ~2 us a job.
 ]]
 local KNOWN = {scheduled = 'scheduled', completed = 'done', dead = 'dead', cancelled = 'cancelled',
   active = 'leases', waiting = 'waiting', ready = true}
@@ -50,7 +51,7 @@ misplaced = function(key, id, state, group, now)
   quarantine(key, id, now, 'state is ' .. string.format('%q', string.sub(state, 1, 40)))
 end
 
--- A leased job whose hash is gone: release the active count its lease held (from held).
+-- A leased job whose hash is gone: release the active count its lease held (from held: capped groups).
 lease_gone = function(id)
   local group = redis.call('HGET', ns .. 'held', id)
   if not group then return end

@@ -37,7 +37,7 @@ local function room(group)
   return tonumber(cap) - active - (taken[group] or 0)
 end
 
-local function lease_one(id, group)
+local function lease_one(id, group, capped)
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
     'due', 'meta', 'timeout', 'group')
@@ -55,8 +55,10 @@ local function lease_one(id, group)
   emit('active', id, token)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
-  held[#held + 1] = id
-  held[#held + 1] = group
+  if capped then  -- the count a lease holds matters only under a cap: held records only those
+    held[#held + 1] = id
+    held[#held + 1] = group
+  end
   first_expiry = math.min(first_expiry, expiry)
   taken[group] = (taken[group] or 0) + 1
   got = got + 1
@@ -74,7 +76,7 @@ while got < want and ringlen > 0 do
   if r and r < take then take = math.max(r, 0) end
   local ids = {}
   if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
-  for _, id in ipairs(ids) do lease_one(id, group) end
+  for _, id in ipairs(ids) do lease_one(id, group, r ~= nil) end
   local empty = #ids < take or take == 0
   if empty then drained[group] = (take > 0) end
   if empty or (r and r - #ids <= 0) then
@@ -96,7 +98,7 @@ end
 
 if got > 0 then
   redis.call('ZADD', ns .. 'leases', unpack(leases))
-  redis.call('HSET', ns .. 'held', unpack(held))
+  if #held > 0 then redis.call('HSET', ns .. 'held', unpack(held)) end
   -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
   local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')

@@ -98,7 +98,7 @@ end
 
 if #freed > 0 then
   redis.call('ZREM', ns .. 'leases', unpack(freed))
-  redis.call('HDEL', ns .. 'held', unpack(freed))
+  if redis.call('EXISTS', ns .. 'caps') == 1 then redis.call('HDEL', ns .. 'held', unpack(freed)) end
   active_release(released)
 end
 if #done > 0 then
