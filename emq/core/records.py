@@ -152,7 +152,9 @@ class Outcome:
 
     id: str
     token: int
-    outcome: str  # "completed" | "failed" (retried while attempts remain) | "dead" | "discarded" (dead, no retry)
+    # "completed" | "failed" (retried while attempts remain) | "dead" | "discarded" (dead, no retry) |
+    # "corrupt" (dead as corrupt: value says which field did not decode)
+    outcome: str
     value: str  # result JSON, or error text
     retry_ms: int = 0
     exc: BaseException | None = field(default=None, compare=False, repr=False)  # what the job raised, if any
