@@ -187,7 +187,8 @@ class Worker:
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
-        self.signal.set()
+        if not self.signal.is_set():  # put first: the loop clears a set signal before it reads the outbox
+            self.signal.set()
 
 
 def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
