@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from .lenient import loose, whole
+
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
 SETTLED = ("completed", "dead", "cancelled")  # a job's end: what ref.wait() returns on
 # What finish answers per item: the state the script decided, or why it changed nothing.
@@ -215,44 +217,29 @@ class Job:
             queue=queue,
             name=h.get("fn", ""),
             state=h.get("state", ""),
-            args=_loose(h.get("args", "[]")),
-            kwargs=_loose(h.get("kwargs", "{}")),
+            args=loose(h.get("args", "[]")),
+            kwargs=loose(h.get("kwargs", "{}")),
             group=h.get("group", ""),
-            attempts=_int(h.get("attempts")),
-            max_attempts=_int(h.get("max_attempts")),
-            result=_loose(h["result"]) if "result" in h else None,
+            attempts=whole(h.get("attempts")),
+            max_attempts=whole(h.get("max_attempts")),
+            result=loose(h["result"]) if "result" in h else None,
             error=h.get("error"),
-            errors=_loose(h.get("errors", "[]")),
+            errors=loose(h.get("errors", "[]")),
             created=from_ms(h.get("created")),
             due=from_ms(h.get("due")),
             started=from_ms(h.get("claimed")),
             finished=from_ms(h.get("finished")),
             lease_until=from_ms(h.get("lease_until")),
             worker=h.get("worker"),
-            stalled=_int(h.get("stalled")),
+            stalled=whole(h.get("stalled")),
             reason=h.get("reason"),
             origin=h.get("origin"),
             priority=int(h.get("priority", 0)),
-            meta=_loose(h["meta"]) if "meta" in h else None,
+            meta=loose(h["meta"]) if "meta" in h else None,
             progress=float(h["progress"]) if "progress" in h else None,
             progress_note=h.get("progress_note", ""),
             flow=tuple(json.loads(h["flow"])) if "flow" in h else None,
         )
-
-
-def _loose(text: str) -> Any:
-    """A stored JSON field, or its raw text when it is corrupt: a quarantined job stays readable."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _int(text: str | None) -> int:
-    try:
-        return int(text or 0)
-    except ValueError:  # corrupt: shown as 0, the raw field stays in the hash
-        return 0
 
 
 @dataclass(frozen=True)
