@@ -23,6 +23,7 @@ from .errors import (
     PayloadTooLarge,
     RateLimited,
     Retry,
+    ServerFull,
     ServerUnavailable,
     SoftTimeLimit,
 )
@@ -34,8 +35,7 @@ __version__ = "0.2.0"  # the one place the version is written: the wheel's metad
 __all__ = [
     "BatchRef", "Cancelled", "ConfigurationError", "Discard", "EmqError", "Event", "Job", "JobContext", "JobFunction",
     "JobNotFound", "JobRef", "JobTimeout", "LogicalQueue", "NotDurable", "NotRegistered", "PayloadTooLarge", "Queue",
-    "RateLimited", "Retry", "ServerUnavailable", "Signature", "SoftTimeLimit", "apply_group_limits",
-    "apply_rate_limits", "batch", "cancel", "chain",
-    "current_job", "events", "get_job", "job", "queue", "rate_limits",
+    "RateLimited", "Retry", "ServerFull", "ServerUnavailable", "Signature", "SoftTimeLimit", "apply_group_limits",
+    "apply_rate_limits", "batch", "cancel", "chain", "current_job", "events", "get_job", "job", "queue", "rate_limits",
     "remove_rate_limit", "set_group_limit", "set_rate_limit",
 ]

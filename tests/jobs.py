@@ -350,3 +350,14 @@ def rate_limited_once(path, retry_in=2.0):
             f.write("429\n")
         raise emq.RateLimited(retry_in=retry_in)
     return "ok"
+
+
+# -- faults (tests/test_faults_server.py) -----------------------------------------------------
+
+
+@emq.job(lease=5, max_attempts=3)
+def ran_through(path, tag, seconds):
+    """Note each start of the job (to count runs), sleep through a server outage, return its tag."""
+    _note(path, f"{tag} {os.getpid()}")
+    time.sleep(seconds)
+    return tag

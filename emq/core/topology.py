@@ -153,8 +153,8 @@ def _partition(queue: str, k: int, spec: MintSpec) -> int:
         return of_key(spec.group, k)
     if spec.if_absent:
         return of_key(spec.id, k)
-    if spec.unique:  # one key, one partition: uniqueness is checked where the key lives
-        return of_key(spec.unique_key, k)
+    if spec.unique:  # one key, one partition: uniqueness is checked where the key lives ("U<ms>|<s|f>|<key>")
+        return of_key(spec.unique.split("|", 2 if spec.unique[0] == "U" else 1)[-1], k)
     return _next_turn(queue, k)
 
 

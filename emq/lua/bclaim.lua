@@ -8,7 +8,11 @@
   ARGV[2] worker    worker id, recorded on each job
   Rate limits and holds (_flowctl.lua) bound what a group or the queue may start; a group out of room
   leaves the ring until the Pump's tick frees it.
-  Derived: rates, rhold, rout, rlog:<group>, ring, lanes, caps, active, paused, leases, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
+  A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
+  not numbers, group not its lane's, a state other than ready) is checked before any write to it
+  and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
+  Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, ring, lanes, caps, active, paused, leases,
+           held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
            group, due_ms, meta, timeout}
            token = the job's attempts after the increment: its fencing token; due_ms = when it became
@@ -19,7 +23,7 @@ local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
 local ring = ns .. 'ring'
 local out = {now}
-local got, leases, taken, drained = 0, {}, {}, {}
+local got, leases, held, taken, drained = 0, {}, {}, {}, {}
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
@@ -46,15 +50,19 @@ local function room(group)
   return tonumber(cap) - active - (taken[group] or 0)
 end
 
-local function lease_one(id, group)
+local function lease_one(id, group, capped)
   id = prio_pop(group, id)  -- a marker stands for the first job of the group's priority zset (_prio.lua)
   if not id then return end
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
-    'due', 'meta', 'timeout', 'unique')
-  if f[1] ~= 'ready' then return end
-  if f[12] and string.sub(f[12], 1, 1) == 's' then unique_free(id, f[12]) end  -- unique_until="start"
-
+    'due', 'meta', 'timeout', 'group', 'unique')
+  if f[1] ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
+    if f[1] then misplaced(key, id, f[1], group, now) end
+    return
+  end
+  local fault = claim_fault(f[2], f[5], f[8], f[6], f[12] == group and group)
+  if fault then return quarantine(key, id, now, fault) end
+  if f[13] and string.sub(f[13], 1, 1) == 's' then unique_free(id, f[13]) end  -- unique_until="start"
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
   local token = tonumber(f[8] or '0') + 1
   local expiry = now + tonumber(f[5])
@@ -63,6 +71,10 @@ local function lease_one(id, group)
   emit('active', id, token)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
+  if capped then  -- the count a lease holds matters only under a cap: held records only those
+    held[#held + 1] = id
+    held[#held + 1] = group
+  end
   first_expiry = math.min(first_expiry, expiry)
   taken[group] = (taken[group] or 0) + 1
   got = got + 1
@@ -78,12 +90,13 @@ while got < want and ringlen > 0 do
   local take = 1
   if ringlen == 1 then take = want - got end
   local r = room(group)
+  local capped = r ~= nil
   local rr = limited and rate_room(group, now)  -- rate room (_flowctl.lua): nil/false without a limit
   if rr and (not r or rr < r) then r = rr end
   if r and r < take then take = math.max(r, 0) end
   local ids = {}
   if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
-  for _, id in ipairs(ids) do lease_one(id, group) end
+  for _, id in ipairs(ids) do lease_one(id, group, capped) end
   if rr and rr - #ids <= 0 then rate_exhausted(group) end
   local empty = #ids < take or take == 0
   if empty then drained[group] = (take > 0) end
@@ -110,6 +123,7 @@ end
 if limited and got > 0 and rate_room('', now) == 0 then rate_exhausted('') end
 if got > 0 then
   redis.call('ZADD', ns .. 'leases', unpack(leases))
+  if #held > 0 then redis.call('HSET', ns .. 'held', unpack(held)) end
   -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
   local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')
