@@ -126,7 +126,7 @@ def enqueued(job: Any, queue: str | None = None) -> list:
     for q in LogicalQueue(queue).partitions:
         ids = client.zrange(q.keys.scheduled, 0, -1)
         for group in client.smembers(q.keys.lanes):  # a lane in priority mode: markers + a zset (_prio.lua)
-            ids += [i for i in client.lrange(q.keys.lane(group), 0, -1) if i != "\0p"]
+            ids += [i for i in client.lrange(q.keys.lane(group), 0, -1) if i != PMARK]
             ids += client.zrange(q.keys.ns + keys.PLANE + group, 0, -1)
         found += [q.get_job(i) for i in ids]
     return [j for j in found if j.name == name]
@@ -163,6 +163,7 @@ def check_invariants(queue: Any) -> None:
 
 
 # -- the walk behind check_invariants ---------------------------------------------------------
+PMARK = "\0p"  # _prio.lua's marker: a lane's entry that stands for the first job of its priority zset
 # state -> the place it means ("lane" for the lanes)
 PLACE = {"scheduled": "scheduled", "ready": "lane", "active": "leases", "completed": "done", "dead": "dead",
          "cancelled": "cancelled", "waiting": "waiting"}
@@ -177,8 +178,11 @@ def violations(q: Any) -> list[str]:
             where.setdefault(jid, []).append(place)
     lanes = {key[len(k.ns) + len("lane:"):] for key in client.scan_iter(match=_glob(k.ns) + "lane:*", count=1000)}
     problems = [f"lane {g!r} has work but is not in the lane set" for g in lanes - client.smembers(k.lanes)]
-    for group in lanes:
-        for jid in client.lrange(k.lane(group), 0, -1):
+    for group in lanes:  # a lane in priority mode: a marker in the list per member of its zset (_prio.lua)
+        ids, members = client.lrange(k.lane(group), 0, -1), client.zrange(k.ns + keys.PLANE + group, 0, -1)
+        if ids.count(PMARK) != len(members):
+            problems.append(f"lane {group!r} has {ids.count(PMARK)} priority markers for {len(members)} jobs")
+        for jid in [j for j in ids if j != PMARK] + members:
             where.setdefault(jid, []).append("lane")
     jobs = {key[len(k.ns) + len("job:"):] for key in client.scan_iter(match=_glob(k.ns) + "job:*", count=1000)}
     states = _fields(client, [k.job(j) for j in sorted(jobs)], "state", "group")

@@ -9,6 +9,7 @@ import pytest
 import emq
 from emq.core.engine import Queue
 from emq.core.records import Outcome
+from emq.testing import violations
 from tests import jobs
 
 
@@ -39,6 +40,7 @@ def test_1000_mixed_priorities_in_one_group_run_by_priority_then_fifo(emq_env):
                 refs += jobs.add.using(group="g", priority=chunk[i]).enqueue_many(calls)
                 i = j
     expected = [r.id for _, _, r in sorted(zip([-p for p in prios], range(1000), refs, strict=True))]
+    assert violations(Queue("default")) == []
     got = [c.id for c in claim_all(Queue("default"), 1000)]
     assert got == expected
     assert Queue("default").counts().ready == 0
@@ -50,6 +52,7 @@ def test_plain_ids_queued_before_the_first_priority_keep_their_place(emq_env):
     low = jobs.add.using(group="g", priority=-1).enqueue(9, 0)
     new = jobs.add.using(group="g").enqueue(10, 0)
     high = jobs.add.using(group="g", priority=3).enqueue(11, 0)
+    assert violations(q) == []
     assert [c.id for c in q.bclaim(10, "w")] == [high.id, *(r.id for r in old), new.id, low.id]
     # the lane emptied: the group left priority mode, its next jobs take the plain list again
     assert not q.client.exists(q.keys.ns + "prio")
