@@ -78,7 +78,11 @@ class QueueKeys:
 FIXED = frozenset(
     {
         "scheduled",  # zset  id -> due ms (the visibility fence)
-        "ring",  # list  groups with ready work that are under their cap
+        "ring",  # list  groups with ready work that are under their cap (and lanes a cancel emptied, until
+        # a claim comes round to them)
+        "ring:in",  # set  the groups in the ring list, each once: joining needs no scan (_counters.lua)
+        "counters",  # hash  ready (ids in all lanes) and mode ("exact", "recount"; absent: walk the lanes)
+        "recount:seen",  # set  groups recount.lua has counted; deleted when the recount ends
         "lanes",  # set   groups whose lane holds ready work (on the ring or capped off it)
         "leases",  # zset  id -> lease expiry ms
         "wake",  # list  tokens parked workers block on

@@ -38,8 +38,8 @@ from .keys import guard
 
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
-# lifecycle helpers, then the flow helpers that use them.
-PRELUDES = ("_events", "_prelude", "_flow")
+# ready counter and ring membership, then the lifecycle helpers, then the flow helpers that use them.
+PRELUDES = ("_events", "_counters", "_prelude", "_flow")
 FLOW = "_flow"  # carried only by the scripts that use it (see _uses_flow)
 # Refusals that mean "the script did not run, the slot is moving": retried, up to RETRY_FOR seconds.
 # ClusterError is what redis-py raises once its own redirect budget (a few ms of TRYAGAIN) is spent.

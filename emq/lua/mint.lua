@@ -23,6 +23,7 @@
 ]]
 local n = tonumber(ARGV[1])
 local now = now_ms()
+tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
 local out = {now}
 local created, ready = 0, 0
 -- Ready ids are pushed once per group at the end (one RPUSH for a whole chunk of one group),
@@ -46,9 +47,9 @@ for i = 0, n - 1 do
 end
 for _, group in ipairs(groups) do
   local ids = ready_ids[group]
-  if redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids)) == #ids then
-    lane_joined(group)
-  end
+  local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
+  ready_add(group, #ids)
+  if len == #ids then lane_joined(group) end
 end
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end
