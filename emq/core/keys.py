@@ -89,7 +89,7 @@ FIXED = frozenset(
         "pumpwake",  # list  tokens a parked Pump blocks on (earlier due time, new lease)
         "pumpnext",  # string  ms of the leading Pump's next planned tick (bclaim wakes it sooner)
         "done",  # zset  id -> finished ms, trimmed by age and count
-        "dead",  # zset  id -> finished ms, kept until deleted
+        "dead",  # zset  id -> finished ms, kept until deleted or past EMQ_DEAD_TTL / EMQ_KEEP_DEAD
         "cancelled",  # zset  id -> cancelled ms, trimmed like done
         "paused",  # string  present while the queue is paused: claims take nothing
         "paused:groups",  # set  groups whose lanes are paused: off the ring like a capped group
