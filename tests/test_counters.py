@@ -125,8 +125,7 @@ def test_retention_without_traffic_trims_completed_cancelled_and_dead_within_one
     EMQ_RESULT_TTL / EMQ_DEAD_TTL within one park, and keeps at most EMQ_KEEP_DEAD dead jobs."""
     from emq.runtime.pump import Pump
 
-    settings.EMQ_RESULT_TTL, settings.EMQ_DEAD_TTL, settings.EMQ_PUMP_PARK = 0.5, 3600, 0.5
-    settings.EMQ_KEEP_DEAD = 2
+    settings.EMQ_PUMP_PARK = 0.5
     q = Queue("default")
     done = jobs.add.enqueue_many([((1, i), {}) for i in range(20)])
     dead = [jobs.explode.enqueue(i) for i in range(5)]
@@ -134,6 +133,7 @@ def test_retention_without_traffic_trims_completed_cancelled_and_dead_within_one
     run_until_empty()
     assert q.cancel([gone.id]) == ["ok"]
     assert (q.counts().completed, q.counts().dead, q.counts().cancelled) == (20, 5, 1)
+    settings.EMQ_RESULT_TTL, settings.EMQ_DEAD_TTL, settings.EMQ_KEEP_DEAD = 0.5, 3600, 2
     pump = Pump([q]).start()
     try:
         wait_for(lambda: q.counts().completed == 0 and q.counts().cancelled == 0 and q.counts().dead == 2,
