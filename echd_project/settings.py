@@ -1,7 +1,8 @@
 """Settings for the echd project, read from the environment with django-environ.
 
 Safe by default: DEBUG is off unless set (``make run`` sets DEBUG=1 for development), and with
-DEBUG off the development SECRET_KEY is refused. Production sets SECRET_KEY, ALLOWED_HOSTS,
+DEBUG off the development SECRET_KEY is refused by whatever serves HTTP or vets the deployment
+(wsgi.py, runserver, emq_up, check). Production sets SECRET_KEY, ALLOWED_HOSTS,
 SECURE_SSL_REDIRECT=1 and, behind a TLS proxy, SECURE_PROXY_SSL_HEADER=1; ``manage.py check
 --deploy`` is then clean.
 """
@@ -30,11 +31,16 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 DEBUG = env("DEBUG")
 DEV_SECRET_KEY = "dev-only-insecure-key-change-me"  # accepted only with DEBUG on, or under the test runner
 SECRET_KEY = env("SECRET_KEY", default=DEV_SECRET_KEY)
-if SECRET_KEY == DEV_SECRET_KEY and not DEBUG and "pytest" not in sys.modules:
-    raise ImproperlyConfigured(
-        "SECRET_KEY is the development key while DEBUG is off: set SECRET_KEY in the environment "
-        "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), or DEBUG=1 for development"
-    )
+DEV_KEY_REFUSAL = (
+    "SECRET_KEY is the development key while DEBUG is off: set SECRET_KEY in the environment "
+    "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), or DEBUG=1 for development"
+)
+# The key signs sessions and CSRF tokens, so whatever serves HTTP (wsgi.py, runserver, emq_up) or
+# vets a deployment (check) refuses the development key with DEBUG off. Workers, Pumps and scripts
+# that only call django.setup() sign nothing and may start with it.
+INSECURE_KEY = SECRET_KEY == DEV_SECRET_KEY and not DEBUG and "pytest" not in sys.modules
+if INSECURE_KEY and sys.argv[1:2] and sys.argv[1] in {"runserver", "emq_up", "check"}:
+    raise ImproperlyConfigured(DEV_KEY_REFUSAL)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 # Production hardening, on whenever DEBUG is off (`manage.py check --deploy` is clean then).

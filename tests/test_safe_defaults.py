@@ -26,6 +26,17 @@ def test_without_debug_the_development_key_is_refused_with_what_to_do():
     assert "SECRET_KEY is the development key while DEBUG is off" in r.stderr and "DEBUG=1" in r.stderr
 
 
+def test_without_debug_the_wsgi_application_refuses_the_development_key():
+    r = subprocess.run([sys.executable, "-c", "import echd_project.wsgi"], cwd=ROOT, capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "DATABASE_URL": "sqlite://:memory:", "HOME": "/tmp"}, timeout=60)
+    assert r.returncode != 0 and "SECRET_KEY is the development key while DEBUG is off" in r.stderr
+
+
+def test_a_worker_side_command_starts_without_debug_because_it_signs_nothing():
+    r = manage("emq_worker", "--help")
+    assert r.returncode == 0, r.stderr
+
+
 def test_debug_allows_the_development_key():
     assert manage("check", DEBUG="1").returncode == 0
 
