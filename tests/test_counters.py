@@ -68,6 +68,7 @@ def test_a_queue_from_before_counters_is_recounted_in_steps_while_it_changes(emq
     q = Queue("default")
     jobs.add.using(group=lambda a, b: f"g{b % 300}").enqueue_many([((1, i), {}) for i in range(600)])
     q.client.delete(q.keys.counters, q.keys.ring_in)  # as a queue from before them looks
+    q.client.rpush(q.keys.ring, "g7")  # and a group twice on the ring, as old and new scripts side by side could
     assert q.counts().ready == 600
     k = keep(q)
     assert k.recount_step(20) is False  # starts the recount

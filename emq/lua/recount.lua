@@ -1,8 +1,8 @@
 --[[
   recount: one bounded step of counting a queue's ready jobs from its lanes, for a queue whose
   counters are not exact yet (it predates them); the Pump calls it until it answers done.
-  The first step starts the walk (mode "recount", ready 0) and fills the ring's membership set
-  from the ring list when there is none (a queue from before it: one LRANGE of the ring, once).
+  The first step starts the walk (mode "recount", ready 0) and rebuilds the ring's membership set
+  from the ring list, dropping any group found twice in it (one pass over the ring, once a queue).
   Each step then reads up to ARGV[1] groups of the lane set (SSCAN) and adds the length of each
   group not seen yet; scripts that change a lane meanwhile count it themselves (_counters.lua), so
   the total is exact when the scan ends, and the mode becomes "exact".
@@ -17,11 +17,21 @@ if mode == 'exact' then return {1, tonumber(redis.call('HGET', counters, 'ready'
 if not mode then
   redis.call('DEL', ns .. 'recount:seen')
   redis.call('HSET', counters, 'mode', 'recount', 'ready', 0, 'cursor', '0')
-  if redis.call('EXISTS', ns .. 'ring:in') == 0 then
-    local ring = redis.call('LRANGE', ns .. 'ring', 0, -1)
-    for i = 1, #ring, 1000 do
-      redis.call('SADD', ns .. 'ring:in', unpack(ring, i, math.min(i + 999, #ring)))
+  -- The ring as a queue from before ring:in left it (or as scripts of both versions did meanwhile):
+  -- each group once, in its order, and the membership set made from it. Once, O(ring).
+  local ring, once, seen = redis.call('LRANGE', ns .. 'ring', 0, -1), {}, {}
+  for _, group in ipairs(ring) do
+    if not seen[group] then
+      seen[group] = true
+      once[#once + 1] = group
     end
+  end
+  redis.call('DEL', ns .. 'ring:in')
+  if #once < #ring then redis.call('DEL', ns .. 'ring') end
+  for i = 1, #once, 1000 do
+    local chunk = {unpack(once, i, math.min(i + 999, #once))}
+    redis.call('SADD', ns .. 'ring:in', unpack(chunk))
+    if #once < #ring then redis.call('RPUSH', ns .. 'ring', unpack(chunk)) end
   end
   return {0, 0}
 end
