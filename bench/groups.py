@@ -8,8 +8,9 @@ Figures, all on a private server so INFO commandstats are ours alone:
 - counts: server microseconds per ``counts`` call (commandstats usec / calls over 50 calls) with
   10k, 50k and 200k groups each holding one ready job;
 - claim: jobs/s of a claim + finish loop (batches of 100, one client) and server microseconds per job,
-  200k jobs in one group, in two groups (fair rotation: one job a group a turn), and each in a group
-  of its own (200k groups: every claim also empties a lane, which leaves the ring and the lane set);
+  200k jobs in one group, in two groups (fair rotation: one job a group a turn), and each job in a
+  group of its own, 20k and 200k of them (every claim also empties a lane, which leaves the ring and
+  the lane set: the same work per job whatever the number of groups);
 - ring: server milliseconds to finish 1,000 jobs (10 calls of 100) of 1,000 groups at their cap of 1,
   with 50,000 capped groups on the ring (each finish brings a group below its cap: it rejoins the ring).
 
@@ -107,12 +108,13 @@ def drain(q: Queue) -> tuple[float, float, int]:
 
 def claim_cost(client, prefix: str, n: int) -> dict:
     out = {}
-    cases = (("1 group", lambda i: "one"), ("2 groups", lambda i: f"g{i % 2}"), (f"{n} groups", lambda i: f"g{i}"))
-    for label, group_of in cases:
+    cases = (("1 group", n, lambda i: "one"), ("2 groups", n, lambda i: f"g{i % 2}"),
+             (f"{n // 10} groups", n // 10, lambda i: f"g{i}"), (f"{n} groups", n, lambda i: f"g{i}"))
+    for label, jobs, group_of in cases:
         q = Queue(f"claim-{uuid.uuid4().hex[:4]}", prefix=prefix, client=client)
-        mint(q, 0, n, group_of)
+        mint(q, 0, jobs, group_of)
         rate, us, done = drain(q)
-        assert done == n, (done, n)
+        assert done == jobs, (done, jobs)
         out[label] = {"jobs_per_s": round(rate), "server_us_per_job": round(us, 2)}
         print(f"  claim+finish, {label:>14}: {rate:9,.0f} jobs/s, {us:6.2f} server us/job", file=sys.stderr)
     return out
