@@ -44,10 +44,11 @@ local function ready_add(group, k)
   if k ~= 0 then redis.call('HINCRBY', ns .. 'counters', 'ready', k) end
 end
 
--- bclaim pops many lanes a call: exact counters take one HINCRBY at the end (ready_settle).
+-- A script that changes many lanes (bclaim, mint) adds their deltas with ready_batch and calls
+-- ready_settle once: exact counters then take one HINCRBY a call, not one a group.
 local ready_pending = 0
-local function ready_popped(group, k)
-  if tally_mode() == 'exact' then ready_pending = ready_pending - k else ready_add(group, -k) end
+local function ready_batch(group, k)
+  if tally_mode() == 'exact' then ready_pending = ready_pending + k else ready_add(group, k) end
 end
 local function ready_settle()
   if ready_pending ~= 0 then redis.call('HINCRBY', ns .. 'counters', 'ready', ready_pending) end

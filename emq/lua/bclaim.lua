@@ -65,7 +65,7 @@ while got < want and ringlen > 0 do
   if r and r < take then take = math.max(r, 0) end
   local ids = {}
   if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
-  if #ids > 0 then ready_popped(group, #ids) end
+  if #ids > 0 then ready_batch(group, -#ids) end
   for _, id in ipairs(ids) do lease_one(id, group) end
   local empty = #ids < take or take == 0
   if empty then drained[group] = (take > 0) end

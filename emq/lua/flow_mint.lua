@@ -112,9 +112,10 @@ end
 for _, group in ipairs(groups) do
   local ids = ready_ids[group]
   local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
-  ready_add(group, #ids)
+  ready_batch(group, #ids)
   if len == #ids then lane_joined(group) end
 end
+ready_settle()
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end
 flush_events()
