@@ -2,7 +2,7 @@
   counts: how many jobs of the queue are in each state, and when the next one falls due.
   O(1) in jobs and groups: ready is the counter the scripts keep (_counters.lua), every other state
   the size of its own set. A queue from before the counters (mode not "exact") is walked, one LLEN a
-  group with work, until the Pump's recount.lua has counted it.
+  group with work, until the Pump's recount.lua has counted it. Reads only.
   KEYS[1] ns        <prefix>:{<queue>}:
   Derived: counters, scheduled, lanes, lane:<group>, leases, done, dead, ring, cancelled, paused, waiting, relay
   Returns: {now_ms, scheduled, ready, active, completed, dead, next_due_ms|-1, groups_on_ring,
@@ -12,9 +12,9 @@
 ]]
 local now = now_ms()
 local ready = 0
-if tally_open() == 'exact' then
+if tally_mode() == 'exact' then
   ready = math.max(tonumber(redis.call('HGET', ns .. 'counters', 'ready') or '0'), 0)
-else
+elseif redis.call('EXISTS', ns .. 'lanes') == 1 then
   for _, group in ipairs(redis.call('SMEMBERS', ns .. 'lanes')) do
     ready = ready + redis.call('LLEN', ns .. 'lane:' .. group)
   end
