@@ -68,11 +68,11 @@ class Progress:
 class WorkerProc:
     """``manage.py emq_worker`` as a child process; its stderr is read so it never blocks."""
 
-    def __init__(self, ctx: Ctx, queue: str, *args: str) -> None:
+    def __init__(self, ctx: Ctx, queue: str, *args: str, env: dict[str, str] | None = None) -> None:
         env = {
             **os.environ, "EMQ_URL": ctx.url, "EMQ_PREFIX": ctx.prefix, "EMQ_IMPORTS": "bench.jobs",
             "PYTHONUNBUFFERED": "1", "EMQ_LOG_LEVEL": os.environ.get("EMQ_LOG_LEVEL", "INFO"),
-            "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-key-not-a-secret"),
+            "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-key-not-a-secret"), **(env or {}),
         }
         self.spawned = time.time()
         self.up: float | None = None

@@ -65,6 +65,10 @@ def _drain(r: dict, rows: Rows) -> None:
                  f"<= {SERVER_USEC}", d["p1_server_script_usec_per_job"] <= SERVER_USEC)
     rows.add("  worker client CPU µs/job", f"{d['p1_client_cpu_usec_per_job']:.1f}", f"<= {CLIENT_USEC}",
              d["p1_client_cpu_usec_per_job"] <= CLIENT_USEC)
+    if "p1q_client_cpu_usec_per_job" in d:
+        rows.add("  same, without a log line a job (EMQ_LOG_COMPLETED off)", f"{d['p1q_client_cpu_usec_per_job']:.1f}",
+                 f"<= {CLIENT_USEC}", d["p1q_client_cpu_usec_per_job"] <= CLIENT_USEC)
+        rows.add("  drain /s without a log line a job", f"{d['p1q_per_s']:,.0f}")
     rows.add("  1 process x 10 (emq's default), from up", f"{d['p1c10_per_s']:,.0f}", f">= {goal:,.0f}",
              d["p1c10_per_s"] >= goal)
     for key, n in (("p2", 2), ("p3", 3)):

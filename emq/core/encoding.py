@@ -18,6 +18,7 @@ from . import config
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 MAX_DEPTH = 100  # lists and dicts inside one another, at most
 _SCALARS = (str, int, float, bool, type(None))
+EMPTY = ("[]", "{}")  # what no arguments encode to
 
 
 def dumps(value: Any) -> str:
@@ -27,20 +28,28 @@ def dumps(value: Any) -> str:
 
 def encode_args(name: str, args: tuple, kwargs: dict) -> tuple[str, str]:
     """Encode a call's arguments or raise TypeError naming the argument that is not JSON."""
+    if not args and not kwargs:  # a call without arguments: nothing to encode or check but the size
+        if len(EMPTY[0]) + len(EMPTY[1]) > config.get("EMQ_MAX_PAYLOAD"):
+            _too_large(name, len(EMPTY[0]) + len(EMPTY[1]))
+        return EMPTY
     try:
         a, k = dumps(list(args)), dumps(kwargs)
     except (TypeError, ValueError, RecursionError):
         _raise_for_first_bad(name, args, kwargs)
         raise
     _check_shapes(name, args, kwargs)
-    limit = config.get("EMQ_MAX_PAYLOAD")
-    size = len(a.encode()) + len(k.encode())
-    if size > limit:
-        raise PayloadTooLarge(
-            f"arguments of {name} encode to {size} bytes, over EMQ_MAX_PAYLOAD ({limit}); "
-            "store large data elsewhere (a model row, a file) and pass its id"
-        )
+    size = len(a) + len(k) if a.isascii() and k.isascii() else len(a.encode()) + len(k.encode())
+    if size > config.get("EMQ_MAX_PAYLOAD"):
+        _too_large(name, size)
     return a, k
+
+
+def _too_large(name: str, size: int) -> None:
+    limit = config.get("EMQ_MAX_PAYLOAD")
+    raise PayloadTooLarge(
+        f"arguments of {name} encode to {size} bytes, over EMQ_MAX_PAYLOAD ({limit}); "
+        "store large data elsewhere (a model row, a file) and pass its id"
+    )
 
 
 def _check_shapes(name: str, args: tuple, kwargs: dict) -> None:

@@ -9,6 +9,7 @@ per-group keys from it with the suffixes below; ``tests/test_keys.py`` checks th
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 JOB = "job:"  # + id        hash   one job
@@ -32,8 +33,8 @@ class QueueKeys:
     queue: str
     tag: str = ""
 
-    @property
-    def ns(self) -> str:
+    @functools.cached_property
+    def ns(self) -> str:  # built once: every script call and key name starts with it
         return f"{self.prefix}:{{{self.tag or self.queue}}}:"
 
     def job(self, job_id: str) -> str:

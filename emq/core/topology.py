@@ -73,7 +73,15 @@ def expand(queues: Sequence[str]) -> list[str]:
 
 def keys_of(prefix: str, name: str) -> keys.QueueKeys:
     """The key names of a physical queue, under the hash tag ``tag`` gives it."""
+    if SEP not in name:
+        return _plain_keys(prefix, name)
     return keys.QueueKeys(prefix, name, tag(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_keys(prefix: str, name: str) -> keys.QueueKeys:
+    """An unpartitioned queue's keys (its tag is its name, whatever the settings): built once, with their ns."""
+    return keys.QueueKeys(prefix, name, name)
 
 
 def tag(name: str) -> str:

@@ -38,6 +38,11 @@ def _trace() -> Any:
     return trace
 
 
+def on() -> bool:
+    """Whether enqueues are traced now (an enqueue without tracing skips the span's context manager)."""
+    return _trace() is not None
+
+
 @contextlib.contextmanager
 def producer(name: str, queue: str, first_id: str, count: int) -> Iterator[dict[str, str] | None]:
     """Run an enqueue of count jobs inside a PRODUCER span; yields the carrier for their meta (None: off)."""

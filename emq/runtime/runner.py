@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -29,9 +30,15 @@ __all__ = ["backoff_ms", "error_text", "execute", "execute_async", "failed", "is
 def is_async(name: str) -> bool:
     """Whether the job is an ``async def``; False when it cannot be found, so its slot records why."""
     try:
-        return inspect.iscoroutinefunction(lookup(name).func)
+        return _is_coroutine(lookup(name).func)
     except Exception:  # unknown name, or a task module that fails to import: execute() reports it
         return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_coroutine(func: Callable[..., Any]) -> bool:
+    """Asked once per function, not once per attempt (inspect unwraps partials and methods each time)."""
+    return inspect.iscoroutinefunction(func)
 
 
 def _call(queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:

@@ -186,7 +186,8 @@ class Worker:
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
-        self.signal.set()
+        if not self.signal.is_set():  # put first: the loop clears a set signal before it reads the outbox
+            self.signal.set()
 
 
 async def _run_async(w: Worker, held: Held) -> None:

@@ -59,6 +59,9 @@ class Queue(ControlOps):
         step = MAX_BATCH * MINT_PIPELINE
         # EMQ_DURABLE: one more command a round trip (off: one settings read, nothing else).
         fence = durable.fence(self.client) if config.get("EMQ_DURABLE") else None
+        if fence is None and len(specs) <= MAX_BATCH:  # one script call (every one-by-one enqueue)
+            reply = self._run_many([("mint", _mint_argv(specs))])[0]
+            return int(reply[0]), [x == 1 for x in reply[1:]]
         for start in range(0, len(specs), step):
             calls = [("mint", _mint_argv(specs[i : i + MAX_BATCH]))
                      for i in range(start, min(start + step, len(specs)), MAX_BATCH)]
