@@ -21,6 +21,7 @@ from .errors import (
     NotRegistered,
     PayloadTooLarge,
     Retry,
+    ServerFull,
     ServerUnavailable,
     SoftTimeLimit,
 )
@@ -32,6 +33,6 @@ __version__ = "0.2.0"  # the one place the version is written: the wheel's metad
 __all__ = [
     "BatchRef", "Cancelled", "ConfigurationError", "Discard", "EmqError", "Event", "Job", "JobContext", "JobFunction",
     "JobNotFound", "JobRef", "JobTimeout", "LogicalQueue", "NotDurable", "NotRegistered", "PayloadTooLarge", "Queue",
-    "Retry", "ServerUnavailable", "Signature", "SoftTimeLimit", "apply_group_limits", "batch", "cancel", "chain",
-    "current_job", "events", "get_job", "job", "queue", "set_group_limit",
+    "Retry", "ServerFull", "ServerUnavailable", "Signature", "SoftTimeLimit", "apply_group_limits", "batch", "cancel",
+    "chain", "current_job", "events", "get_job", "job", "queue", "set_group_limit",
 ]

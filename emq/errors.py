@@ -8,7 +8,21 @@ class EmqError(Exception):
 
 
 class ServerUnavailable(EmqError):
-    """The Valkey/Redis server could not be reached."""
+    """The Valkey/Redis server could not be reached, or refuses work for now (loading, read-only, busy).
+
+    ``state`` names which (``emq.core.faults.STATES``); workers and Pumps wait it out by themselves.
+    """
+
+    def __init__(self, message: str = "", state: str = "unreachable") -> None:
+        super().__init__(message)
+        self.state = state
+
+
+class ServerFull(ServerUnavailable):
+    """The server is at ``maxmemory`` and refuses writes (OOM): raise maxmemory, or drain or trim jobs."""
+
+    def __init__(self, message: str = "", state: str = "full") -> None:
+        super().__init__(message, state)
 
 
 class NotRegistered(EmqError, LookupError):

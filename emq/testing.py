@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -143,6 +144,85 @@ def assert_enqueued(job: Any, args: Sequence[Any] | None = None, kwargs: dict | 
     return matching[0]
 
 
+def check_invariants(queue: Any) -> None:
+    """Assert that every job of a queue sits in exactly one place, the one its state names, and that
+    each group's active count equals its leased jobs (``emq.core.invariants``).
+
+    ``queue`` is a name, ``emq.queue(...)`` or a physical queue; every partition is walked. It reads
+    the whole queue (SCAN of its keys, every set, lane and job: O(jobs + groups) in pages): a helper
+    for tests and fault drills on small queues, never for a live queue of millions.
+    """
+    if isinstance(queue, str):
+        queue = LogicalQueue(queue)
+    parts = getattr(queue, "partitions", [queue])
+    problems = [f"{q.name}: {p}" for q in parts for p in violations(q)]
+    if problems:
+        raise AssertionError(f"{len(problems)} invariant(s) broken:\n" + "\n".join(problems[:50]))
+
+
+# -- the walk behind check_invariants ---------------------------------------------------------
+# state -> the place it means ("lane" for the lanes)
+PLACE = {"scheduled": "scheduled", "ready": "lane", "active": "leases", "completed": "done", "dead": "dead",
+         "cancelled": "cancelled", "waiting": "waiting"}
+
+
+def violations(q: Any) -> list[str]:
+    """Every invariant the queue breaks now, one line each (empty: all hold)."""
+    client, k = q.client, q.keys
+    where: dict[str, list[str]] = {}
+    for place in ("scheduled", "leases", "done", "dead", "cancelled", "waiting"):
+        for jid in client.zrange(k.fixed(place), 0, -1):
+            where.setdefault(jid, []).append(place)
+    lanes = {key[len(k.ns) + len("lane:"):] for key in client.scan_iter(match=_glob(k.ns) + "lane:*", count=1000)}
+    problems = [f"lane {g!r} has work but is not in the lane set" for g in lanes - client.smembers(k.lanes)]
+    for group in lanes:
+        for jid in client.lrange(k.lane(group), 0, -1):
+            where.setdefault(jid, []).append("lane")
+    jobs = {key[len(k.ns) + len("job:"):] for key in client.scan_iter(match=_glob(k.ns) + "job:*", count=1000)}
+    states = _fields(client, [k.job(j) for j in sorted(jobs)], "state", "group")
+    for jid, (state, _group) in zip(sorted(jobs), states, strict=True):
+        places = where.get(jid, [])
+        if len(places) != 1:
+            problems.append(f"job {jid} ({state}) is in {len(places)} places: {places or 'none'}")
+        elif PLACE.get(state) != places[0]:
+            problems.append(f"job {jid} is {state!r} but sits in {places[0]}")
+    problems += [f"{places} hold {jid}, which has no job" for jid, places in where.items() if jid not in jobs]
+    return problems + _counts(q, client, {j: s for j, s in zip(sorted(jobs), states, strict=True)})
+
+
+def _counts(q: Any, client: Any, states: dict[str, tuple]) -> list[str]:
+    """held holds the leases of capped groups (and no other ids), and each group's active count equals
+    its leased jobs."""
+    k = q.keys
+    leased = set(client.zrange(k.leases, 0, -1))
+    held, capped = client.hgetall(k.held), set(client.hkeys(k.caps))
+    per_group = Counter(held.get(j) or (states.get(j) or (None, None))[1] for j in leased)
+    problems = [f"lease of {j} (capped group) is missing from held" for j in leased - set(held)
+                if (states.get(j) or (None, None))[1] in capped]
+    problems += [f"held has {j}, which holds no lease" for j in set(held) - leased]
+    active = {g: int(n) for g, n in client.hgetall(k.active).items()}
+    for group in set(per_group) | set(active):
+        if per_group.get(group, 0) != active.get(group, 0):
+            problems.append(f"group {group!r} counts {active.get(group, 0)} active but holds "
+                            f"{per_group.get(group, 0)} leases")
+    return problems
+
+
+def _fields(client: Any, keys: list[str], *names: str) -> list[tuple]:
+    out: list[tuple] = []
+    for start in range(0, len(keys), 500):
+        pipe = client.pipeline(transaction=False)
+        for key in keys[start : start + 500]:
+            pipe.hmget(key, *names)
+        out += [tuple(r) for r in pipe.execute()]
+    return out
+
+
+def _glob(text: str) -> str:
+    """A key prefix as a SCAN pattern (the hash tag's braces are literal; [ ] * ? are escaped)."""
+    return "".join("\\" + c if c in "[]*?\\" else c for c in text)
+
+
 WALKED = ("scheduled", "ready", "active", "completed", "dead", "cancelled", "waiting")
 
 
@@ -154,7 +234,7 @@ def walk_counts(queue: str) -> dict[str, int]:
     client = get_client()
     found = dict.fromkeys(WALKED, 0)
     for q in LogicalQueue(queue).partitions:
-        keys = list(client.scan_iter(match=q.keys.job("*"), count=1000))
+        keys = list(client.scan_iter(match=_glob(q.keys.ns) + "job:*", count=1000))
         pipe = client.pipeline(transaction=False)
         for key in keys:
             pipe.hget(key, "state")
@@ -184,5 +264,5 @@ def assert_counts_exact(queue: str) -> None:
             cap = client.hget(q.keys.caps, group)
             serving = group not in held and (cap is None or int(client.hget(q.keys.active, group) or 0) < int(cap))
             assert not serving or group in ring, f"{q.name}: lane {group!r} can be served but is off the ring"
-        for key in client.scan_iter(match=q.keys.lane("*"), count=1000):
+        for key in client.scan_iter(match=_glob(q.keys.ns) + "lane:*", count=1000):
             assert key.removeprefix(q.keys.lane("")) in lanes, f"{q.name}: {key} holds work outside the lane set"

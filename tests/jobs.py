@@ -340,3 +340,14 @@ def reports_via_current(path_key, seconds):
     _server().set(path_key, "reported again")
     time.sleep(seconds)
     return "done"
+
+
+# -- faults (tests/test_faults_server.py) -----------------------------------------------------
+
+
+@emq.job(lease=5, max_attempts=3)
+def ran_through(path, tag, seconds):
+    """Note each start of the job (to count runs), sleep through a server outage, return its tag."""
+    _note(path, f"{tag} {os.getpid()}")
+    time.sleep(seconds)
+    return tag

@@ -163,7 +163,8 @@ def test_dead_after_max_attempts_with_the_error_kept(emq_env):
     assert q.counts().dead == 1
 
 
-def test_unknown_job_name_fails_clearly_then_dies(emq_env):
+def test_unknown_job_name_dies_at_once_saying_so(emq_env):
+    """No retry can find a name nothing registered (#17: an unknown name is quarantined)."""
     from emq.core.records import MintSpec
 
     q = Queue("default")
@@ -173,7 +174,7 @@ def test_unknown_job_name_fails_clearly_then_dies(emq_env):
 
     run_until_empty()
     job = q.get_job("ghost")
-    assert job.state == "dead" and job.attempts == 2
+    assert job.state == "dead" and job.attempts == 1
     assert 'no job registered as "gone.module.job"' in job.error
 
 

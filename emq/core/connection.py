@@ -12,8 +12,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ..errors import ServerUnavailable
-from . import config, embedded
+from ..errors import ServerFull, ServerUnavailable
+from . import config, embedded, faults
 
 _lock = threading.Lock()
 CONNECT_TIMEOUT = 5.0  # seconds
@@ -115,27 +115,28 @@ class _Guard:
         return None
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
-        if exc is None:
+        if exc is None or not isinstance(exc, (redis.RedisError, redis.exceptions.RedisClusterException)):
             return False
-        if isinstance(exc, (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterDownError,
-                            redis.exceptions.SlotNotCoveredError)):  # the last two: a failover under way
-            raise _unavailable(exc) from None
-        if isinstance(exc, redis.exceptions.RedisClusterException) and "connect" in str(exc):
-            raise _unavailable(exc) from None  # a cluster client's way of saying no node answers
-        return False
+        state = faults.classify(exc)
+        if state is None:
+            return False  # a fault of the call itself: it propagates as it is
+        raise _unavailable(exc, state) from None
 
 
 _GUARD = _Guard()
 
 
 def guard() -> _Guard:
-    """Turn the client's connection errors into one clear ServerUnavailable naming the server."""
+    """Turn the server's states (unreachable, full, loading, read-only, busy...) into ServerUnavailable
+    or ServerFull, naming the server and what to do (``faults``); a fault of the call propagates."""
     return _GUARD
 
 
-def _unavailable(exc: Exception) -> ServerUnavailable:
+def _unavailable(exc: Exception, state: str = "unreachable") -> ServerUnavailable:
     url = mask(config.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
     reason = str(exc).rstrip(". ")
-    return ServerUnavailable(
-        f"cannot reach Valkey at {url}: {reason}. Start the server or set EMQ_URL to one that runs."
-    )
+    if state == "unreachable":
+        advice = faults.advice(state)
+        return ServerUnavailable(f"cannot reach Valkey at {url}: {reason}. {advice[0].upper()}{advice[1:]}.")
+    kind = ServerFull if state == "full" else ServerUnavailable
+    return kind(f"Valkey at {url} refused the call ({reason}): {faults.advice(state)}.", state)

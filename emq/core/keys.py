@@ -96,6 +96,7 @@ FIXED = frozenset(
         "paused:groups",  # set  groups whose lanes are paused: off the ring like a capped group
         "reclaims",  # zset  id -> last reclaim ms (the admin's stalled view)
         "active",  # hash  group -> active jobs
+        "held",  # hash  id -> group of each leased job of a capped group: its count, known without the job
         "caps",  # hash  group -> concurrency cap
         "stats",  # hash  counters: minted, claimed, completed, retried, dead, reclaimed, stale
         "leader",  # string  id of the Pump that leads this queue; PX renewed every tick

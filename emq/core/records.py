@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from .lenient import loose, whole
+
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
 SETTLED = ("completed", "dead", "cancelled")  # a job's end: what ref.wait() returns on
 # What finish answers per item: the state the script decided, or why it changed nothing.
@@ -83,6 +85,7 @@ class Claimed:
     # Time limits in ms (0: none); None: the job predates them, the worker applies EMQ_DEFAULT_TIMEOUT.
     timeout_ms: int | None = None
     soft_timeout_ms: int = 0
+    fault: str = ""  # what the worker could not decode (e.g. "args is not JSON"): it ends the job dead as corrupt
 
     @property
     def wait_ms(self) -> int:
@@ -95,19 +98,49 @@ class Claimed:
         jobs = []
         now = int(reply[0]) if reply else 0
         for i in range(1, len(reply), 12):
-            jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = reply[i : i + 12]
-            jobs.append(cls(jid, int(token), name, _json(args), _json(kwargs), int(lease), int(max_attempts),
-                            _backoff(backoff), group, int(due), now, meta, *_limits(limits)))
+            fields = reply[i : i + 12]
+            try:
+                jobs.append(cls._decode(fields, now))
+            except Exception:  # one bad job never costs the batch: it is quarantined (records its fault)
+                jobs.append(cls(fields[0], int(fields[1]), fields[2] or "", [], {}, 1000, 1, (1.0, 1.0),
+                                fields[8] or "", now, now, fault=_fault(fields)))
         return jobs
 
+    @classmethod
+    def _decode(cls, fields: list, now: int) -> Claimed:
+        jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = fields
+        return cls(jid, int(token), name, _json(args, list), _json(kwargs, dict), int(lease), int(max_attempts),
+                   _backoff(backoff), group, int(due), now, meta, *_limits(limits))
 
-def _json(text: str) -> Any:
+
+def _json(text: str, kind: type) -> Any:
     """Decode a job's arguments; no arguments (the common case) skip the decoder."""
-    if text == "[]":
+    if text == "[]" and kind is list:
         return []
-    if text == "{}":
+    if text == "{}" and kind is dict:
         return {}
-    return json.loads(text)
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise TypeError(f"not a JSON {kind.__name__}")
+    return value
+
+
+# What each field of a bclaim reply must decode as, in the reply's order, for _fault's message.
+_FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), (5, "lease", int),
+           (6, "max_attempts", int), (7, "backoff", lambda v: _backoff.__wrapped__(v)), (9, "due", int),
+           (11, "timeout", lambda v: _limits.__wrapped__(v)))
+
+
+def _fault(fields: list) -> str:
+    """Which field of a claimed job did not decode, as the job's dead reason says it."""
+    for index, name, decode in _FIELDS:
+        try:
+            decode(fields[index])
+        except json.JSONDecodeError:
+            return f"{name} is not JSON"
+        except Exception as exc:
+            return f"{name} is not valid ({exc})"[:200]
+    return "a field did not decode"
 
 
 @functools.lru_cache(maxsize=256)
@@ -132,7 +165,9 @@ class Outcome:
 
     id: str
     token: int
-    outcome: str  # "completed" | "failed" (retried while attempts remain) | "dead" | "discarded" (dead, no retry)
+    # "completed" | "failed" (retried while attempts remain) | "dead" | "discarded" (dead, no retry) |
+    # "corrupt" (dead as corrupt: value says which field did not decode)
+    outcome: str
     value: str  # result JSON, or error text
     retry_ms: int = 0
     exc: BaseException | None = field(default=None, compare=False, repr=False)  # what the job raised, if any
@@ -182,25 +217,25 @@ class Job:
             queue=queue,
             name=h.get("fn", ""),
             state=h.get("state", ""),
-            args=json.loads(h.get("args", "[]")),
-            kwargs=json.loads(h.get("kwargs", "{}")),
+            args=loose(h.get("args", "[]")),
+            kwargs=loose(h.get("kwargs", "{}")),
             group=h.get("group", ""),
-            attempts=int(h.get("attempts", 0)),
-            max_attempts=int(h.get("max_attempts", 0)),
-            result=json.loads(h["result"]) if "result" in h else None,
+            attempts=whole(h.get("attempts")),
+            max_attempts=whole(h.get("max_attempts")),
+            result=loose(h["result"]) if "result" in h else None,
             error=h.get("error"),
-            errors=json.loads(h.get("errors", "[]")),
+            errors=loose(h.get("errors", "[]")),
             created=from_ms(h.get("created")),
             due=from_ms(h.get("due")),
             started=from_ms(h.get("claimed")),
             finished=from_ms(h.get("finished")),
             lease_until=from_ms(h.get("lease_until")),
             worker=h.get("worker"),
-            stalled=int(h.get("stalled", 0)),
+            stalled=whole(h.get("stalled")),
             reason=h.get("reason"),
             origin=h.get("origin"),
             priority=int(h.get("priority", 0)),
-            meta=json.loads(h["meta"]) if "meta" in h else None,
+            meta=loose(h["meta"]) if "meta" in h else None,
             progress=float(h["progress"]) if "progress" in h else None,
             progress_note=h.get("progress_note", ""),
             flow=tuple(json.loads(h["flow"])) if "flow" in h else None,

@@ -39,8 +39,9 @@ from .keys import guard
 
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
-# ready counter and ring membership, then the lifecycle helpers, then the flow helpers that use them.
-PRELUDES = ("_events", "_counters", "_prelude", "_flow")
+# ready counter and ring membership, then the lifecycle helpers, the checks a script makes before
+# it writes (and its quarantine), then the flow helpers that use them.
+PRELUDES = ("_events", "_counters", "_prelude", "_checks", "_flow")
 FLOW = "_flow"  # carried only by the scripts that use it (see _uses_flow)
 # Refusals that mean "the script did not run, the slot is moving": retried, up to RETRY_FOR seconds.
 # ClusterError is what redis-py raises once its own redirect budget (a few ms of TRYAGAIN) is spent.
@@ -132,8 +133,12 @@ def _refusal(exc: Exception) -> bool:
     return not isinstance(exc, ClusterError) or "TTL exhausted" in str(exc)
 
 
-def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> list[Any]:
-    """Run several scripts in one pipelined round trip; a script refused or missing is run again alone."""
+def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
+             raise_on_error: bool = True) -> list[Any]:
+    """Run several scripts in one pipelined round trip; a script refused or missing is run again alone.
+
+    An error reply raises, unless raise_on_error is False: then it is returned in its place (the
+    server may refuse one script of the round trip and run the next, e.g. at maxmemory)."""
     if isinstance(client, redis.Redis):
         replies = _send_and_read(client, calls)
     else:
@@ -149,7 +154,7 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
     for i, reply in enumerate(replies):
         if isinstance(reply, NoScriptError) or (isinstance(reply, REFUSED) and _refusal(reply)):
             replies[i] = run(client, *calls[i])
-        elif isinstance(reply, Exception):
+        elif isinstance(reply, Exception) and raise_on_error:
             raise reply
     return replies
 

@@ -10,6 +10,8 @@
 ]]
 -- ns (KEYS[1]) is bound in _events.lua, loaded before this file; the ready counter and the ring's
 -- membership (ready_add, ring_join, ring_drop_*) are _counters.lua's, loaded between them.
+-- Defined in _checks.lua (loaded after this file): validation before a write, and quarantine.
+local claim_fault, quarantine, misplaced, lease_gone, leased_before_start
 
 -- Read the server clock once per script (Redis 7.0 does not freeze it for a script).
 local function now_ms()
@@ -102,7 +104,10 @@ end
 local function note_error(key, attempt, at, line)
   local raw = redis.call('HGET', key, 'errors')
   local list = {}
-  if raw then list = cjson.decode(raw) end
+  if raw then  -- a corrupt history is restarted, never an error that stops the caller's batch
+    local ok, old = pcall(cjson.decode, raw)
+    if ok and type(old) == 'table' then list = old end
+  end
   local worker = redis.call('HGET', key, 'worker') or ''
   list[#list + 1] = {attempt = tonumber(attempt), at = at, error = line, worker = worker}
   while #list > 10 do table.remove(list, 1) end
@@ -152,10 +157,14 @@ local function promote_due(now, limit)
   for _, id in ipairs(ids) do
     local key = ns .. 'job:' .. id
     local f = redis.call('HMGET', key, 'state', 'group', 'priority')
-    if f[1] == 'scheduled' then
+    if f[1] == 'scheduled' and f[2] then
       redis.call('HSET', key, 'state', 'ready')
-      lane_push(f[2], id, tonumber(f[3] or '0') > 0)
+      lane_push(f[2], id, (tonumber(f[3] or '0') or 0) > 0)
       emit('ready', id)
+    elseif f[1] == 'scheduled' then
+      quarantine(key, id, now, 'group missing')
+    elseif f[1] then
+      misplaced(key, id, f[1], f[2], now)
     end
   end
   redis.call('ZREM', ns .. 'scheduled', unpack(ids))
@@ -164,21 +173,38 @@ local function promote_due(now, limit)
 end
 
 -- Reclaim up to limit leases expired at now: back to the head of the lane, or dead as stalled.
+-- A lease granted before the server (re)started is not reclaimed: it gets one lease period from
+-- the start, so workers that held jobs through the outage renew or finish them first. A job whose
+-- hash is gone releases its group's count; a job not active under a lease is quarantined (_checks).
+-- Returns the reclaimed ids.
 local function reclaim_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', ns .. 'leases', '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return ids end
-  local released, ready, dead = {}, 0, 0
+  local released, ready, dead, out, gone, kept = {}, 0, 0, {}, {}, {}
   for _, id in ipairs(ids) do
     local key = ns .. 'job:' .. id
-    local f = redis.call('HMGET', key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts', 'notify')
-    if f[1] == 'active' then
-      local stalled = tonumber(f[3] or '0') + 1
+    local f = redis.call('HMGET', key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts', 'notify',
+      'claimed', 'renewed', 'lease_until')
+    local again = f[1] == 'active' and leased_before_start(now, f[9] or f[8], f[10])
+    if not again then gone[#gone + 1] = id end
+    if not f[1] then
+      lease_gone(id)
+    elseif again then
+      kept[#kept + 1] = again
+      kept[#kept + 1] = id
+    elseif f[1] ~= 'active' or not f[2] then
+      local group = redis.call('HGET', ns .. 'held', id)
+      if group then released[group] = (released[group] or 0) + 1 end
+      if f[1] ~= 'active' then misplaced(key, id, f[1], f[2], now) else quarantine(key, id, now, 'group missing') end
+    else
+      out[#out + 1] = id
+      local stalled = (tonumber(f[3] or '0') or 0) + 1
       local line = 'stalled: lease expired (worker ' .. (f[5] or '?') .. ')'
       redis.call('HSET', key, 'stalled', stalled, 'reclaimed_at', now, 'reclaimed_from', f[5] or '')
       redis.call('ZADD', ns .. 'reclaims', now, id)
-      note_error(key, f[6], now, line)
+      note_error(key, tonumber(f[6]) or 0, now, line)
       released[f[2]] = (released[f[2]] or 0) + 1
-      if stalled > tonumber(f[4] or '1') then
+      if stalled > (tonumber(f[4] or '1') or 1) then
         bury(key, id, now, line, 'stalled')
         dead = dead + 1
         emit('stalled', id, 'dead')
@@ -191,13 +217,16 @@ local function reclaim_expired(now, limit)
       end
     end
   end
-  redis.call('ZREM', ns .. 'leases', unpack(ids))
+  if #kept > 0 then redis.call('ZADD', ns .. 'leases', 'XX', unpack(kept)) end
+  if #gone == 0 then return out end
+  redis.call('ZREM', ns .. 'leases', unpack(gone))
+  redis.call('HDEL', ns .. 'held', unpack(gone))
   active_release(released)
   redis.call('ZREMRANGEBYRANK', ns .. 'reclaims', 0, -1001)
   count(now, 'reclaimed', ready + dead)
   count(now, 'dead', dead)
   if ready > 0 then wake('wake') end
-  return ids
+  return out
 end
 
 -- ARGV fields per job in mint's layout: id, if_absent, fn, args, kwargs, group, due, max_attempts,

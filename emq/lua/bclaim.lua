@@ -3,12 +3,16 @@
   Each claim takes the lane at the ring's head and rotates it to the tail, so groups share
   the queue fairly even inside one batch; a lone lane is popped in one LPOP. A lane found empty
   (a cancel emptied it) or at its cap leaves the ring from its tail, where it has just been rotated
-  (_counters.lua: no scan of the ring). A paused queue answers nothing (one EXISTS, after the idle check); paused groups are off the ring already.
+  (_counters.lua: no scan of the ring). A paused queue answers nothing (one EXISTS, after the idle
+  check); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
-  Derived: ring, ring:in, counters, recount:seen, lanes, caps, active, paused, leases, wake, pumpwake,
-           pumpnext, stats, job:<id>, lane:<group>
+  A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
+  not numbers, group not its lane's, a state other than ready) is checked before any write to it
+  and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
+  Derived: ring, ring:in, counters, recount:seen, lanes, caps, active, paused, leases, held, dead, wake,
+           pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
            group, due_ms, meta, timeout}
            token = the job's attempts after the increment: its fencing token; due_ms = when it became
@@ -19,7 +23,7 @@ local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
 local ring = ns .. 'ring'
 local out = {now}
-local got, leases, taken, drained = 0, {}, {}, {}
+local got, leases, held, taken, drained = 0, {}, {}, {}, {}
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
@@ -35,11 +39,16 @@ local function room(group)
   return tonumber(cap) - active - (taken[group] or 0)
 end
 
-local function lease_one(id, group)
+local function lease_one(id, group, capped)
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
-    'due', 'meta', 'timeout')
-  if f[1] ~= 'ready' then return end
+    'due', 'meta', 'timeout', 'group')
+  if f[1] ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
+    if f[1] then misplaced(key, id, f[1], group, now) end
+    return
+  end
+  local fault = claim_fault(f[2], f[5], f[8], f[6], f[12] == group and group)
+  if fault then return quarantine(key, id, now, fault) end
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
   local token = tonumber(f[8] or '0') + 1
   local expiry = now + tonumber(f[5])
@@ -48,6 +57,10 @@ local function lease_one(id, group)
   emit('active', id, token)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
+  if capped then  -- the count a lease holds matters only under a cap: held records only those
+    held[#held + 1] = id
+    held[#held + 1] = group
+  end
   first_expiry = math.min(first_expiry, expiry)
   taken[group] = (taken[group] or 0) + 1
   got = got + 1
@@ -66,7 +79,7 @@ while got < want and ringlen > 0 do
   local ids = {}
   if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
   if #ids > 0 then ready_batch(group, -#ids) end
-  for _, id in ipairs(ids) do lease_one(id, group) end
+  for _, id in ipairs(ids) do lease_one(id, group, r ~= nil) end
   local empty = #ids < take or take == 0
   if empty then drained[group] = (take > 0) end
   if empty or (r and r - #ids <= 0) then
@@ -89,6 +102,7 @@ ready_settle()
 
 if got > 0 then
   redis.call('ZADD', ns .. 'leases', unpack(leases))
+  if #held > 0 then redis.call('HSET', ns .. 'held', unpack(held)) end
   -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
   local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')

@@ -10,7 +10,8 @@
   ARGV[1] ttl       ms a cancelled job is kept
   ARGV[2] keep      at most this many cancelled jobs are kept
   ARGV[3..] id      one job id per argument (1..1000 of them)
-  Derived: job:<id>, scheduled, lane:<group>, counters, recount:seen, lanes, leases, active, caps, paused:groups,
+  Derived: job:<id>, scheduled, lane:<group>, counters, recount:seen, lanes, leases, held, active, caps,
+           paused:groups,
            cancelled, wake, stats, waiting, deps:<id>, and what a flow's end touches (_flow.lua)
   Returns: {status_1, ...}   status = "ok" | "missing" | the job's state when it had finished
 ]]
@@ -38,7 +39,9 @@ for i = 3, #ARGV do
     unlane(id, f[2])
   elseif state == 'active' then
     redis.call('ZREM', ns .. 'leases', id)
-    active_add(f[2], -1)
+    local group = f[2] or redis.call('HGET', ns .. 'held', id)
+    redis.call('HDEL', ns .. 'held', id)
+    if group then active_add(group, -1) end
   elseif state == 'waiting' then
     flow_unwait(id)
   end

@@ -3,7 +3,9 @@
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] ms        new lease length from now (server clock)
   then 2 fields per item: id, token
-  Derived: job:<id>, leases
+  A job whose hash is gone answers missing and releases the count its lease held in its group.
+  Derived: job:<id>, leases, held, active, caps
+  Each renewal records when it was granted (renewed): the sweep knows a lease from before a restart.
   Returns: {status_1, ...}   status = "ok" | "cancelled" (the holder's job was cancelled: stop it) |
                              "stale" (token not current or job not active) | "missing"
 ]]
@@ -15,13 +17,14 @@ for i = 2, #ARGV, 2 do
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'attempts')
   if not f[1] then
+    lease_gone(id)  -- its group's count is released (_checks.lua)
     out[#out + 1] = 'missing'
   elseif f[1] == 'cancelled' and f[2] == token then
     out[#out + 1] = 'cancelled'
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
   else
-    redis.call('HSET', key, 'lease_until', now + ms)
+    redis.call('HSET', key, 'lease_until', now + ms, 'renewed', now)
     zadd[#zadd + 1] = now + ms
     zadd[#zadd + 1] = id
     out[#out + 1] = 'ok'

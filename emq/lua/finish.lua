@@ -9,10 +9,15 @@
   then 5 fields per item:
           id, token,
           outcome     "completed" | "failed" (retry while attempts remain) | "dead" (no retry) |
-                      "discarded" (dead, no retry, reason "discarded": the job raised emq.Discard)
+                      "discarded" (dead, no retry, reason "discarded": the job raised emq.Discard) |
+                      "corrupt" (dead, reason "corrupt": the worker could not decode the job;
+                      value says what was wrong, e.g. "args is not JSON")
           value       result JSON when completed; error text (first line, then traceback) otherwise
           retry_ms    delay before the retry, chosen by the caller's backoff (0 = ready now)
-  Derived: job:<id>, leases, done, dead, scheduled, lane:<group>, ring, lanes, caps, active,
+  An item whose job cannot be settled as asked (max_attempts or stalled not numbers, group
+  missing) is checked before any write to it and ends dead as "corrupt: <what>" (_checks.lua); a
+  job whose hash is gone releases the count its lease held in its group (held).
+  Derived: job:<id>, leases, held, done, dead, scheduled, lane:<group>, ring, lanes, caps, active,
            paused:groups, wake, pumpwake, stats, minute:<n>, and what a flow's end touches (_flow.lua)
   Returns: {state_1, ..., state_n}   the state the script decided for each item:
            "completed" | "ready" (retry now) | "scheduled" (retry later) | "dead",
@@ -22,6 +27,16 @@ local n, ttl, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
 local out, freed, released = {}, {}, {}
 local done, retried, dead, stale, requeued = {}, 0, 0, 0, 0
+
+-- What makes an item unusable (checked before any write to it), or nil. A worker that could not
+-- decode a claimed job sends outcome "corrupt" with what was wrong as its value.
+local function finish_fault(f, outcome, value)
+  if outcome == 'corrupt' then return value end
+  if not tonumber(f[3]) then return 'max_attempts is not a number' end
+  if not f[4] then return 'group missing' end
+  if f[5] and not tonumber(f[5]) then return 'stalled is not a number' end
+  return nil
+end
 
 -- Record a failed attempt; returns the job's new state (the retry rule lives here and only here).
 local function fail(key, id, f, outcome, text, retry_ms)
@@ -55,14 +70,20 @@ for i = 0, n - 1 do
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled', 'notify')
   if not f[1] then
+    lease_gone(id)
     out[#out + 1] = 'missing'
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
     stale = stale + 1
   else
     freed[#freed + 1] = id
-    released[f[4]] = (released[f[4]] or 0) + 1
-    if outcome == 'completed' then
+    local group = f[4] or redis.call('HGET', ns .. 'held', id)
+    if group then released[group] = (released[group] or 0) + 1 end
+    local fault = finish_fault(f, outcome, value)
+    if fault then
+      quarantine(key, id, now, fault)
+      out[#out + 1] = 'dead'
+    elseif outcome == 'completed' then
       redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
       done[#done + 1] = now
       done[#done + 1] = id
@@ -77,6 +98,7 @@ end
 
 if #freed > 0 then
   redis.call('ZREM', ns .. 'leases', unpack(freed))
+  if redis.call('EXISTS', ns .. 'caps') == 1 then redis.call('HDEL', ns .. 'held', unpack(freed)) end
   active_release(released)
 end
 if #done > 0 then

@@ -3,7 +3,8 @@
   A released job goes to the head of its lane (ready now) or into the schedule set (after a delay).
   KEYS[1] ns        <prefix>:{<queue>}:
   then 3 fields per item: id, token, delay_ms (0 = ready now)
-  Derived: job:<id>, leases, lane:<group>, ring, lanes, caps, active, scheduled, wake, pumpwake
+  A job whose hash is gone releases its group's count; one without a group ends dead as corrupt.
+  Derived: job:<id>, leases, held, dead, lane:<group>, ring, lanes, caps, active, scheduled, wake, pumpwake
   Returns: {status_1, ...}   status = "ok" | "stale" | "missing"
 ]]
 local now = now_ms()
@@ -13,13 +14,17 @@ for i = 1, #ARGV, 3 do
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'attempts', 'group')
   if not f[1] then
+    lease_gone(id)
     out[#out + 1] = 'missing'
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
   else
     freed[#freed + 1] = id
-    released[f[3]] = (released[f[3]] or 0) + 1
-    if delay <= 0 then
+    local group = f[3] or redis.call('HGET', ns .. 'held', id)
+    if group then released[group] = (released[group] or 0) + 1 end
+    if not f[3] then
+      quarantine(key, id, now, 'group missing')
+    elseif delay <= 0 then
       redis.call('HSET', key, 'state', 'ready', 'due', now)
       lane_push(f[3], id, true)
       ready = ready + 1
@@ -34,6 +39,7 @@ for i = 1, #ARGV, 3 do
 end
 if #freed > 0 then
   redis.call('ZREM', ns .. 'leases', unpack(freed))
+  redis.call('HDEL', ns .. 'held', unpack(freed))
   active_release(released)
 end
 if ready > 0 then wake('wake') end

@@ -30,8 +30,9 @@ class Heartbeat:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="emq-heartbeat", daemon=True)
 
-    def start(self) -> None:
-        self.beat()  # registered before the first claim; a server that is away fails the start
+    def start(self, beat: bool = True) -> None:
+        if beat:
+            self.beat()  # registered before the first claim; a server that is away fails the start
         self.thread.start()
 
     def beat(self) -> None:

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 import threading
 import time
 from collections.abc import Callable, Sequence
 
 from ..core.engine import Queue
 from .held import Held
+from .outage import Outage
 
 log = logging.getLogger("emq.worker")
 RETRY_AFTER = 1.0  # seconds before a renewal that failed (server unreachable) is tried again
@@ -101,6 +103,7 @@ class Renewer:
         self.due = math.inf  # monotonic time of the next renewal
         self.progress_at = -math.inf  # monotonic time of the last progress write
         self.thread = threading.Thread(target=self.run, name=f"emq-renew-{q.name}", daemon=True)
+        self.outage = Outage(log, f"renewing leases in {q.name}")  # one line per state, not per retry
 
     def nudge(self, lease_ms: int) -> None:
         """A job with this lease is now held: renew no later than lease/3 from now."""
@@ -127,8 +130,10 @@ class Renewer:
             try:
                 self.renew()
             except Exception as exc:  # the server is away or refusing: try again soon, never die
-                log.warning("renewing leases in %s failed: %s; retrying in %ss", self.q.name, exc, RETRY_AFTER)
-                self.due = min(self.due, time.monotonic() + RETRY_AFTER)
+                self.outage.failed(exc)
+                self.due = min(self.due, time.monotonic() + RETRY_AFTER * random.uniform(0.5, 1.0))
+            else:
+                self.outage.ok()
 
     def renew(self) -> None:
         """One round trip per lease length held in this queue; drop the leases found lost."""

@@ -12,11 +12,13 @@ long a parker stays blocked: the worker loop times its own duties (renewals, hea
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from collections.abc import Sequence
 
 from ..core.connection import disconnect, new_client
 from ..core.engine import Queue
+from .outage import Outage
 
 log = logging.getLogger("emq.metronome")
 
@@ -61,6 +63,7 @@ class Metronome:
                 t.join(timeout=2)
 
     def _park_loop(self, q: Queue, client) -> None:
+        outage = Outage(log, f"parking on {q.name}")
         while not self.closed:
             self.parking.wait()
             if self.closed:
@@ -70,9 +73,10 @@ class Metronome:
             except Exception as exc:
                 if self.closed:
                     return
-                log.warning("parking on %s failed: %s", q.name, exc)
-                self.signal.wait(1.0)
+                outage.failed(exc)  # logged once a state; the worker's loop retries its claims itself
+                self.signal.wait(random.uniform(0.5, 1.0))
                 continue
+            outage.ok()
             if not token:
                 continue
             if self.parking.is_set() or self.closed:

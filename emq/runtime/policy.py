@@ -13,7 +13,7 @@ import random
 import traceback
 
 from ..core.records import Claimed, Outcome
-from ..errors import Discard, Retry
+from ..errors import Discard, NotRegistered, Retry
 from ..jobs import Options
 from ..jobs.options import retry_on_tuple
 
@@ -40,6 +40,8 @@ def outcome_of(job: Claimed, exc: BaseException, options: Options | None) -> Out
     text = error_text(exc)
     if isinstance(exc, Discard):
         return Outcome(job.id, job.token, "discarded", text)
+    if isinstance(exc, NotRegistered) and options is None:  # no such job here: no retry will find it
+        return Outcome(job.id, job.token, "dead", text)
     if isinstance(exc, Retry) and exc.delay is not None:
         return Outcome(job.id, job.token, "failed", text, int(exc.delay * 1000))
     retry_on = RETRY_ON if options is None or options.retry_on is None else retry_on_tuple(job.name, options.retry_on)

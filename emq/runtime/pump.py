@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import signal
 import socket
 import threading
@@ -28,6 +29,7 @@ from ..core.engine import Queue
 from ..errors import ServerUnavailable
 from ..scheduling import repeat
 from ..scheduling.rowsync import RowSync
+from .outage import Outage
 from .upkeep import Upkeep
 
 log = logging.getLogger("emq.pump")
@@ -114,21 +116,19 @@ class Pump:
 
     def run_queue(self, q: Queue, waker: Waker) -> None:
         """Tick forever; park between ticks; survive any error in one tick."""
-        failures = 0
+        outage = Outage(log, f"pump {q.name}")  # a server state: one line when it starts, one when it ends
         while not self.stop.is_set():
             try:
                 waker.event.clear()
-                self._park(waker, self.step(q))
-                failures = 0
+                leader, ms = self.step(q)
+                outage.ok()
+                self._park(waker, (leader, ms))
             except Exception as exc:
                 if self.stop.is_set():
                     return
-                failures += 1
-                if isinstance(exc, ServerUnavailable):
-                    log.error("pump %s: %s", q.name, exc)
-                else:
+                if not isinstance(exc, ServerUnavailable):
                     log.exception("pump tick of queue %s failed; going on", q.name)
-                self.stop.wait(min(0.5 * failures, 5.0))
+                self.stop.wait(outage.failed(exc))
 
     def step(self, q: Queue) -> tuple[bool, int]:
         """One tick of one queue: returns (leader, ms to park)."""
@@ -167,6 +167,7 @@ class Waker:
         self.timeout = timeout
         self.event = threading.Event()
         self.leading = threading.Event()  # only the leader pops: a follower would steal its tokens
+        self.outage = Outage(log, f"pump {q.name}: waiting on pumpwake")
 
     def run(self, q: Queue) -> None:
         while not self.stop.is_set():
@@ -181,8 +182,10 @@ class Waker:
             except Exception as exc:
                 if self.stop.is_set():
                     return
-                log.warning("pump %s: waiting on pumpwake failed: %s", q.name, exc)
-                self.stop.wait(1.0)
+                self.outage.failed(exc)
+                self.stop.wait(random.uniform(0.5, 1.0))
+            else:
+                self.outage.ok()
 
 
 def run_forever(queue_names: Sequence[str], *, announce: Callable[[str], None] = log.info) -> None:

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 
 from ..core import config, registry, topology
 from ..core.engine import Queue
+from ..core.engine.queue import exchange
 from ..core.limits import apply_group_limits
 from ..core.records import Claimed, Outcome
-from ..errors import ServerUnavailable
+from ..errors import ServerFull, ServerUnavailable
 from . import report, runner
 from .aio import Interruptible, LoopThread
 from .deadlines import Deadlines
@@ -31,11 +32,15 @@ from .held import Held
 from .idle import RECHECK, IdleBudget, drained
 from .leases import Leases
 from .metronome import Metronome
+from .outage import Outage
 from .outbox import Outbox
 from .pump import Pump
 from .slots import Slots
 
 log = logging.getLogger("emq.worker")
+# Seconds between a worker's retries in an outage, at most: its held outcomes must reach a restarted
+# server well inside the one lease period the sweep waits for them (see reclaim_expired).
+MAX_PAUSE = 2.0
 
 
 class Worker:
@@ -59,7 +64,9 @@ class Worker:
         self.metronome = Metronome(self.queues, self.signal, park_timeout)
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
-        self.running = self.running_async = self.processed = self.outage = self._rr = 0
+        self.running = self.running_async = self.processed = self._rr = 0
+        self.talked = False  # the last pass sent something to the server
+        self.outage = Outage(log, f"worker {self.id}")
         self.async_slots = config.get("EMQ_ASYNC_SLOTS")
         self.stopping: float | None = None  # monotonic time the stop was asked
         self.stops = self.told = 0  # stops asked, and said
@@ -68,9 +75,7 @@ class Worker:
     def run(self) -> int:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
         _stop_on_signals(self.stop)
-        registry.remember_all(q.name for q in self.queues)
-        apply_group_limits(q.name for q in self.queues)
-        self.heartbeat.start()
+        _register(self)
         for part in (self.deadlines, self.slots, self.leases, self.metronome, *([self.pump] if self.pump else [])):
             part.start()
         log.info("worker %s up: queues=%s concurrency=%s", self.id, [q.name for q in self.queues], self.concurrency)
@@ -99,10 +104,11 @@ class Worker:
         outcomes = self.outbox.take_pending() + self._arrived()
         free = 0 if self.stopping is not None else self._free()
         try:
-            claimed = self._exchange(outcomes, free)
-        except ServerUnavailable as exc:
+            claimed = _exchange(self, outcomes, free)
+        except Exception as exc:  # a server state (full, away...) or a refused call: wait, never die
             return self._outage(exc)
-        self.outage = 0
+        if self.talked:
+            self.outage.ok(f"; sent {len(outcomes)} held outcome(s) before claiming" if outcomes else "")
         if self.stopping is not None:
             return self._stop_pass()
         if claimed:
@@ -110,7 +116,7 @@ class Worker:
         if self._free() <= 0:
             self.signal.wait(RECHECK)
             return False
-        if self.running == 0 and self.burst and drained(self.queues):
+        if self.running == 0 and self.burst and self._drained():
             return True
         self.metronome.park()  # free slots and nothing ready: park until a token or an outcome
         self.idle.park_ended(self.signal.wait(1.0 if self.burst else RECHECK))
@@ -118,13 +124,21 @@ class Worker:
         return False
 
     def _outage(self, exc: Exception) -> bool:
-        """The server is unreachable: keep running jobs and their outcomes, retry with backoff."""
-        self.outage += 1
-        log.error("%s (retry %s)", exc, self.outage)
+        """The server is away or refusing (``faults``): keep running jobs and their outcomes, retry with
+        jittered backoff, say so once. After it, held outcomes go before any claim (``_exchange``)."""
+        if not isinstance(exc, ServerUnavailable):
+            log.debug("worker loop error", exc_info=exc)
+        pause = min(self.outage.failed(exc, f" ({len(self.outbox)} outcome(s) held)"), MAX_PAUSE)
         if self.stopping is not None and time.monotonic() - self.stopping >= self.grace:
             return True
-        self.signal.wait(min(0.2 * 2**self.outage, 5.0))
+        self.signal.wait(pause)
         return False
+
+    def _drained(self) -> bool:
+        try:
+            return drained(self.queues)
+        except ServerUnavailable:
+            return False
 
     def _stop_pass(self) -> bool:
         self.told = report.stopping(self.stops, self.told, self.running, self.grace)
@@ -149,31 +163,18 @@ class Worker:
             self.leases.drop(held)
         return out
 
-    def _exchange(self, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
-        """Finish what ended and claim up to free slots: one round trip per queue touched."""
-        by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
-        for item in outcomes:
-            by_queue.setdefault(item[0].queue.name, []).append(item)
-        if self.idle.skip_claim() and not outcomes:
-            free = 0
-        claimed = 0
-        self._rr = (self._rr + 1) % len(self.queues)
-        for q in self.queues[self._rr :] + self.queues[: self._rr]:
-            done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
-            if done or want > 0:
-                try:
-                    states, jobs = q.finish_and_claim([o for _, o in done], max(want, 0), self.id)
-                except ServerUnavailable:
-                    self.outbox.keep(done + [item for items in by_queue.values() for item in items])
-                    raise
-                self.processed += len(done)
-                report.finished(q.name, done, states)
-                for job in jobs:
-                    self._dispatch(q, job)
-                claimed += len(jobs)
-        return claimed
-
     def _dispatch(self, q: Queue, job: Claimed) -> None:
+        """Start one claimed job; one that cannot start ends dead as corrupt, the batch goes on."""
+        try:
+            if job.fault:
+                raise ValueError(job.fault)
+            self._start(q, job)
+        except Exception as exc:
+            log.error("job id=%s name=%s is corrupt: %s; ending it dead", job.id, job.name, exc)
+            self.outbox.keep([(Held(q, job), Outcome(job.id, job.token, "corrupt", str(exc)[:500]))])
+            self.signal.set()
+
+    def _start(self, q: Queue, job: Claimed) -> None:
         held = Held(q, job)
         self.leases.hold(held)
         self.running += 1
@@ -188,6 +189,50 @@ class Worker:
         self.outbox.put(held, outcome)
         if not self.signal.is_set():  # put first: the loop clears a set signal before it reads the outbox
             self.signal.set()
+
+
+def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
+    """Finish what ended and claim up to free slots: one round trip per queue touched."""
+    by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
+    for item in outcomes:
+        by_queue.setdefault(item[0].queue.name, []).append(item)
+    if self.idle.skip_claim() and not outcomes:
+        free = 0
+    claimed, self.talked = 0, False
+    self._rr = (self._rr + 1) % len(self.queues)
+    for q in self.queues[self._rr :] + self.queues[: self._rr]:
+        done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
+        if done or want > 0:
+            self.talked = True
+            try:
+                ex = exchange(q, [o for _, o in done], max(want, 0), self.id)
+            except Exception:
+                self.outbox.keep(done + [item for items in by_queue.values() for item in items])
+                raise
+            if ex.states is None:
+                self.outbox.keep(done)  # refused: offered again (held through the outage)
+            else:
+                self.processed += len(done)
+                report.finished(q.name, done, ex.states)
+            for job in ex.claimed:
+                self._dispatch(q, job)
+            claimed += len(ex.claimed)
+            if ex.error is not None:
+                self.outbox.keep([item for items in by_queue.values() for item in items])
+                raise ex.error
+    return claimed
+
+
+def _register(self: Worker) -> None:
+    """Enter the registries and start the heartbeat. A full server (it answers, but refuses writes)
+    does not stop the start: the jobs already queued still need a worker, and the beat retries."""
+    try:
+        registry.remember_all(q.name for q in self.queues)
+        apply_group_limits(q.name for q in self.queues)
+        self.heartbeat.beat()
+    except ServerFull as exc:
+        log.warning("worker %s starts while the server is full: %s", self.id, exc)
+    self.heartbeat.start(beat=False)
 
 
 async def _run_async(w: Worker, held: Held) -> None:

@@ -35,10 +35,11 @@ class Ops:
         with guard():
             return scripts.run(self.client, name, [self.keys.ns], args)
 
-    def _run_many(self, calls: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
-        """Run several scripts of this queue in one pipelined round trip."""
+    def _run_many(self, calls: Sequence[tuple[str, Sequence[Any]]], raise_on_error: bool = True) -> list[Any]:
+        """Run several scripts of this queue in one pipelined round trip (error replies as values on request)."""
         with guard():
-            return scripts.run_many(self.client, [(name, [self.keys.ns], args) for name, args in calls])
+            return scripts.run_many(self.client, [(name, [self.keys.ns], args) for name, args in calls],
+                                    raise_on_error)
 
     def _run_fenced(self, calls: Sequence[tuple[str, Sequence[Any]]], fence: Sequence[Any]) -> tuple[list, list]:
         """Run several scripts of this queue pipelined, each round trip closed by fence on its connection."""

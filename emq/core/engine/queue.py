@@ -7,6 +7,7 @@ place that knows its script's ARGV order (see the headers in ``emq/lua/``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ... import errors
@@ -163,6 +164,41 @@ class Queue(ControlOps):
         if not h:
             raise errors.JobNotFound(f"no job {job_id!r} in queue {self.name!r} (prefix {self.keys.prefix!r})")
         return Job.from_hash(self.name, job_id, h)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """What one finish-and-claim round trip did: states None when the finish was refused."""
+
+    states: list[str] | None
+    claimed: list[Claimed]
+    error: Exception | None
+
+
+def exchange(self: Queue, outcomes: Sequence[Outcome], n: int, worker_id: str) -> Exchange:
+    """``finish_and_claim`` for a worker that must know what the server took when it refused part of
+    the round trip (full, read-only...): the finish's states or None, the claim's jobs, the error."""
+    calls: list[tuple[str, list[Any]]] = []
+    if outcomes:
+        calls.append(("finish", _finish_argv(outcomes[:MAX_BATCH])))
+    if n > 0:
+        calls.append(("bclaim", [min(n, MAX_BATCH), worker_id]))
+    replies = self._run_many(calls, raise_on_error=False)
+    errors = [r for r in replies if isinstance(r, Exception)]
+    states = replies[0] if outcomes and not isinstance(replies[0], Exception) else None
+    claimed = Claimed.from_reply(replies[-1]) if n > 0 and not isinstance(replies[-1], Exception) else []
+    if states is not None and len(outcomes) > MAX_BATCH:
+        states = states + self.finish(outcomes[MAX_BATCH:])
+    return Exchange(states, claimed, _as_state(errors[0]) if errors else None)
+
+
+def _as_state(exc: Exception) -> Exception:
+    """An error reply as the caller sees errors: a server state becomes ServerFull / ServerUnavailable."""
+    try:
+        with guard():
+            raise exc
+    except Exception as seen:
+        return seen
 
 
 def counts_of(queues: Sequence[Queue]) -> list[Counts]:
