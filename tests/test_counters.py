@@ -11,7 +11,7 @@ import pytest
 import emq
 from emq.core.engine import KeepOps, Queue
 from emq.core.records import Outcome
-from emq.testing import assert_counts_exact, run_until_empty, walk_counts
+from emq.testing import assert_counts_exact, check_invariants, run_until_empty, walk_counts
 from tests import jobs
 from tests.conftest import on_the_cluster
 from tests.procs import wait_for
@@ -58,8 +58,10 @@ def test_counts_equal_a_walk_after_a_mixed_workload(emq_env):
         q.extend_lock(c.id, c.token, 1)
     wait_for(lambda: q.sweep() or not q.counts().active, timeout=5, what="the sweep reclaimed the expired leases")
     assert_counts_exact("default")
+    check_invariants("default")
     run_until_empty()
     assert_counts_exact("default")
+    check_invariants("default")
     assert walk_counts("default")["ready"] == 0 and q.counts().ready == 0
 
 
