@@ -227,3 +227,48 @@ def _fields(client: Any, keys: list[str], *names: str) -> list[tuple]:
 def _glob(text: str) -> str:
     """A key prefix as a SCAN pattern (the hash tag's braces are literal; [ ] * ? are escaped)."""
     return "".join("\\" + c if c in "[]*?\\" else c for c in text)
+
+
+WALKED = ("scheduled", "ready", "active", "completed", "dead", "cancelled", "waiting")
+
+
+def walk_counts(queue: str) -> dict[str, int]:
+    """Jobs per state of a queue found by reading every job hash (SCAN): what ``counts()`` must say.
+
+    O(jobs): for tests. The states are those ``emq.queue(queue).counts()`` reports.
+    """
+    client = get_client()
+    found = dict.fromkeys(WALKED, 0)
+    for q in LogicalQueue(queue).partitions:
+        keys = list(client.scan_iter(match=_glob(q.keys.ns) + "job:*", count=1000))
+        pipe = client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hget(key, "state")
+        for state in pipe.execute():
+            if state in found:
+                found[state] += 1
+    return found
+
+
+def assert_counts_exact(queue: str) -> None:
+    """Assert a queue's counts equal a walk of its jobs, and its ring and lane sets are consistent:
+    the ring holds each group once and exactly the groups of its membership set, every group whose
+    lane can be served is on it, and the lane set names exactly the groups with ready work."""
+    client = get_client()
+    walked = walk_counts(queue)
+    counts = LogicalQueue(queue).counts()
+    told = {state: getattr(counts, state) for state in WALKED}
+    assert told == walked, f"counts of {queue!r} {told} differ from a walk of its jobs {walked}"
+    for q in LogicalQueue(queue).partitions:
+        ring = client.lrange(q.keys.ring, 0, -1)
+        assert len(ring) == len(set(ring)), f"{q.name}: a group twice on the ring: {ring}"
+        assert set(ring) == client.smembers(q.keys.ring_in), f"{q.name}: ring and its membership set differ"
+        lanes = client.smembers(q.keys.lanes)
+        held = client.smembers(q.keys.paused_groups)
+        for group in lanes:
+            assert client.llen(q.keys.lane(group)) > 0, f"{q.name}: lane {group!r} empty but in the lane set"
+            cap = client.hget(q.keys.caps, group)
+            serving = group not in held and (cap is None or int(client.hget(q.keys.active, group) or 0) < int(cap))
+            assert not serving or group in ring, f"{q.name}: lane {group!r} can be served but is off the ring"
+        for key in client.scan_iter(match=_glob(q.keys.ns) + "lane:*", count=1000):
+            assert key.removeprefix(q.keys.lane("")) in lanes, f"{q.name}: {key} holds work outside the lane set"

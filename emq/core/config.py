@@ -18,7 +18,9 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_IMPORTS": [],  # modules holding jobs, imported at worker start besides <app>.jobs
     "EMQ_MAX_PAYLOAD": 1024 * 1024,  # bytes of JSON arguments per job
     "EMQ_RESULT_TTL": 24 * 3600,  # seconds a completed job is kept
-    "EMQ_KEEP_COMPLETED": 100_000,  # at most this many completed jobs kept per queue
+    "EMQ_KEEP_COMPLETED": 100_000,  # at most this many completed jobs kept per queue (cancelled ones apart)
+    "EMQ_DEAD_TTL": 30 * 24 * 3600,  # seconds a dead job is kept in the dead-letter set
+    "EMQ_KEEP_DEAD": 100_000,  # at most this many dead jobs kept per queue
     "EMQ_DEFAULT_QUEUE": "default",
     "EMQ_MAX_ATTEMPTS": 3,
     "EMQ_BACKOFF": (1.0, 300.0),  # seconds: base and cap of the exponential, fully jittered delay

@@ -83,14 +83,18 @@ class QueueKeys:
 FIXED = frozenset(
     {
         "scheduled",  # zset  id -> due ms (the visibility fence)
-        "ring",  # list  groups with ready work that are under their cap
+        "ring",  # list  groups with ready work that are under their cap (and lanes a cancel emptied, until
+        # a claim comes round to them)
+        "ring:in",  # set  the groups in the ring list, each once: joining needs no scan (_counters.lua)
+        "counters",  # hash  ready (ids in all lanes) and mode ("exact", "recount"; absent: walk the lanes)
+        "recount:seen",  # set  groups recount.lua has counted; deleted when the recount ends
         "lanes",  # set   groups whose lane holds ready work (on the ring or capped off it)
         "leases",  # zset  id -> lease expiry ms
         "wake",  # list  tokens parked workers block on
         "pumpwake",  # list  tokens a parked Pump blocks on (earlier due time, new lease)
         "pumpnext",  # string  ms of the leading Pump's next planned tick (bclaim wakes it sooner)
         "done",  # zset  id -> finished ms, trimmed by age and count
-        "dead",  # zset  id -> finished ms, kept until deleted
+        "dead",  # zset  id -> finished ms, kept until deleted or past EMQ_DEAD_TTL / EMQ_KEEP_DEAD
         "cancelled",  # zset  id -> cancelled ms, trimmed like done
         "paused",  # string  present while the queue is paused: claims take nothing
         "paused:groups",  # set  groups whose lanes are paused: off the ring like a capped group

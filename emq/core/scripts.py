@@ -39,10 +39,10 @@ from .keys import guard
 
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
-# lifecycle helpers, the checks a script makes before it writes (and its quarantine), then the
-# flow-control helpers (priorities before the lifecycle's lanes, unique jobs and rate limits after),
+# ready counter and ring membership, then priorities (before the lifecycle's lanes), the lifecycle
+# helpers, the checks a script makes before it writes (and its quarantine), unique jobs and rate limits,
 # then the flow helpers that use them.
-PRELUDES = ("_events", "_prio", "_prelude", "_checks", "_flowctl", "_flow")
+PRELUDES = ("_events", "_counters", "_prio", "_prelude", "_checks", "_flowctl", "_flow")
 FLOW = "_flow"  # carried only by the scripts that use it (see _uses_flow)
 FLOWCTL = "_flowctl"  # unique jobs and rate limits: carried only by the scripts that call its helpers
 # Refusals that mean "the script did not run, the slot is moving": retried, up to RETRY_FOR seconds.

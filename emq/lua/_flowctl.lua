@@ -130,7 +130,7 @@ local function rate_release(now, limit)
       woke = true
     elseif redis.call('SREM', ns .. 'rout', group) == 1 and redis.call('EXISTS', ns .. 'lane:' .. group) == 1
         and not off_ring(group) then
-      redis.call('RPUSH', ns .. 'ring', group)
+      ring_join(group)  -- _counters.lua: the ring's membership set
       woke = true
     end
   end

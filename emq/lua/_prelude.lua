@@ -5,10 +5,11 @@
   KEYS[2] guard  ns .. 'guard', never read or written: scripts.run declares it so that a node
               migrating the queue's slot refuses the script (TRYAGAIN) rather than run it
               against half the keys; each operation's header lists KEYS[1] only
-  Suffixes used here: job:<id>, lane:<group>, ring, lanes, caps, active, paused:groups, scheduled,
+  Suffixes used here: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, scheduled,
                       wake, pumpwake, leases, dead, reclaims, stats
 ]]
--- ns (KEYS[1]) is bound in _events.lua, loaded before this file.
+-- ns (KEYS[1]) is bound in _events.lua, loaded before this file; the ready counter and the ring's
+-- membership (ready_add, ring_join, ring_drop_*) are _counters.lua's, loaded between them.
 -- Defined in _checks.lua (loaded after this file): validation before a write, and quarantine.
 local claim_fault, quarantine, misplaced, lease_gone, leased_before_start
 
@@ -47,21 +48,27 @@ local function off_ring(group)
   return redis.call('SISMEMBER', ns .. 'paused:groups', group) == 1 or at_cap(group) or rate_held(group)
 end
 
--- Restore the ring invariant for one group: on the ring iff its lane has work, is not paused and
--- is under its cap. Returns true when the group is on the ring afterwards.
+-- Whether a group belongs on the ring: its lane has work, is not paused and is under its cap.
+local function lane_serving(group)
+  return redis.call('EXISTS', ns .. 'lane:' .. group) == 1 and not off_ring(group)
+end
+
+-- Restore the ring invariant for one group after a manual change (pause, resume, a new cap): on the
+-- ring iff lane_serving. Taking it off scans the ring (ring_drop_now), which only these rare changes
+-- do. Returns true when the group is on the ring afterwards.
 local function ring_fix(group)
-  redis.call('LREM', ns .. 'ring', 0, group)
-  if redis.call('EXISTS', ns .. 'lane:' .. group) == 1 and not off_ring(group) then
-    redis.call('RPUSH', ns .. 'ring', group)
+  if lane_serving(group) then
+    ring_join(group)
     return true
   end
+  ring_drop_now(group)
   return false
 end
 
 -- A lane that was empty got work: it joins the lane set, and the ring unless paused or at its cap.
 local function lane_joined(group)
   redis.call('SADD', ns .. 'lanes', group)
-  if not off_ring(group) then redis.call('RPUSH', ns .. 'ring', group) end
+  if not off_ring(group) then ring_join(group) end
 end
 
 -- Make an id ready in its group's lane; a lane that was empty joins the ring and the lane set.
@@ -70,24 +77,31 @@ local function lane_push(group, id, front)
   local n
   if prio_on(group) then n = prio_push(lane, group, id)  -- a group in priority mode (_prio.lua)
   elseif front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end
+  ready_add(group, 1)
   if n == 1 then lane_joined(group) end
 end
 
 -- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring,
 -- and parked workers are woken for its waiting work.
-local function active_add(group, delta)
+-- capped = false says the queue has no caps at all (active_release reads that once a batch).
+local function active_add(group, delta, capped)
   local n = redis.call('HINCRBY', ns .. 'active', group, delta)
   if n <= 0 then redis.call('HDEL', ns .. 'active', group) end
-  if delta < 0 then
+  if delta < 0 and capped ~= false then
     local cap = redis.call('HGET', ns .. 'caps', group)
-    if cap and n - delta >= tonumber(cap) and n < tonumber(cap) and ring_fix(group) then wake('wake') end
+    -- At its cap the group was off the ring (bclaim took it off), so rejoining needs no scan.
+    if cap and n - delta >= tonumber(cap) and n < tonumber(cap) and lane_serving(group) then
+      ring_join(group)
+      wake('wake')
+    end
   end
   return n
 end
 
 -- Settle per-group active decrements gathered over a batch: {group = count}.
 local function active_release(counts)
-  for group, k in pairs(counts) do active_add(group, -k) end
+  local capped = redis.call('EXISTS', ns .. 'caps') == 1
+  for group, k in pairs(counts) do active_add(group, -k, capped) end
 end
 
 -- Put an id in the schedule set; wake the Pump when it became the earliest due time.

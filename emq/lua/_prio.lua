@@ -54,14 +54,14 @@ local function prio_pop(group, id)
   return top[1]
 end
 
--- Take a ready job out of its lane (cancel): from the zset and one marker, or the id itself from the list.
+-- Take a ready job out of its lane (cancel): from the zset and one marker, or the id itself from the
+-- list. Returns how many list entries left (0 or 1), for the ready counter.
 local function prio_unlane(group, id)
   local lane = ns .. 'lane:' .. group
   if prio_on(group) and redis.call('ZREM', ns .. 'plane:' .. group, id) == 1 then
-    redis.call('LREM', lane, 1, PMARK)
-  else
-    redis.call('LREM', lane, 1, id)
+    return redis.call('LREM', lane, 1, PMARK)
   end
+  return redis.call('LREM', lane, 1, id)
 end
 
 -- A group whose lane emptied leaves priority mode: its next jobs take the plain list again.

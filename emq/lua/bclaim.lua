@@ -1,8 +1,10 @@
 --[[
   bclaim: lease up to ARGV[1] ready jobs in one round trip, rotating the ring of lanes.
   Each claim takes the lane at the ring's head and rotates it to the tail, so groups share
-  the queue fairly even inside one batch; a lone lane is popped in one LPOP. A paused queue
-  answers nothing (one EXISTS, after the idle check); paused groups are off the ring already.
+  the queue fairly even inside one batch; a lone lane is popped in one LPOP. A lane found empty
+  (a cancel emptied it) or at its cap leaves the ring from its tail, where it has just been rotated
+  (_counters.lua: no scan of the ring). A paused queue answers nothing (one EXISTS, after the idle
+  check); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
@@ -11,8 +13,8 @@
   A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
   not numbers, group not its lane's, a state other than ready) is checked before any write to it
   and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
-  Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, ring, lanes, caps, active, paused, leases,
-           held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
+  Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, ring, ring:in, counters, recount:seen, lanes,
+           caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
            group, due_ms, meta, timeout}
            token = the job's attempts after the increment: its fencing token; due_ms = when it became
@@ -96,12 +98,13 @@ while got < want and ringlen > 0 do
   if r and r < take then take = math.max(r, 0) end
   local ids = {}
   if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
+  if #ids > 0 then ready_batch(group, -#ids) end
   for _, id in ipairs(ids) do lease_one(id, group, capped) end
   if rr and rr - #ids <= 0 then rate_exhausted(group) end
   local empty = #ids < take or take == 0
   if empty then drained[group] = (take > 0) end
   if empty or (r and r - #ids <= 0) then
-    redis.call('LREM', ring, -1, group)
+    ring_drop_tail(group)
     ringlen = ringlen - 1
   end
 end
@@ -110,7 +113,7 @@ end
 for group, _ in pairs(taken) do
   if drained[group] == nil and redis.call('EXISTS', ns .. 'lane:' .. group) == 0 then
     drained[group] = true
-    if redis.call('LREM', ring, -1, group) > 0 then ringlen = ringlen - 1 end
+    if ring_drop_tail(group) > 0 then ringlen = ringlen - 1 end
   end
 end
 for group, empty in pairs(drained) do
@@ -119,6 +122,7 @@ for group, empty in pairs(drained) do
     prio_drained(group)
   end
 end
+ready_settle()
 
 if limited and got > 0 and rate_room('', now) == 0 then rate_exhausted('') end
 if got > 0 then

@@ -1,8 +1,8 @@
 --[[
   cancel: end waiting or running jobs in the terminal state "cancelled", kept and trimmed like completed.
   A job waiting for its parents leaves the waiting set; a scheduled job leaves the schedule set; a ready one leaves its lane (LREM: O(its place in the
-  lane), cancelling is rare), and an emptied lane leaves the ring and the lane set; neither is
-  ever claimed. An active job is cancelled at once: its lease goes and its group's active count
+  lane), cancelling is rare), and an emptied lane leaves the lane set at once and the ring at the
+  next claim that reaches it (no scan of the ring); neither is ever claimed. An active job is cancelled at once: its lease goes and its group's active count
   drops (a capped group gets its slot back); its worker hears it at the next renewal (extend
   answers "cancelled") and stops the attempt, whose late finish answers stale.
   A finished job (completed, dead, cancelled) is left as it is and its state is answered.
@@ -10,7 +10,8 @@
   ARGV[1] ttl       ms a cancelled job is kept
   ARGV[2] keep      at most this many cancelled jobs are kept
   ARGV[3..] id      one job id per argument (1..1000 of them)
-  Derived: job:<id>, scheduled, lane:<group>, ring, lanes, leases, held, active, caps, paused:groups,
+  Derived: job:<id>, scheduled, lane:<group>, counters, recount:seen, lanes, leases, held, active, caps,
+           paused:groups,
            cancelled, wake, stats, waiting, deps:<id>, and what a flow's end touches (_flow.lua)
   Returns: {status_1, ...}   status = "ok" | "missing" | the job's state when it had finished
 ]]
@@ -19,14 +20,12 @@ local now = now_ms()
 local out, cancelled = {}, 0
 local line = 'emq.errors.Cancelled: cancelled'
 
--- Take a ready id out of its lane; a lane left empty leaves the ring and the lane set.
+-- Take a ready id out of its lane; a lane left empty leaves the lane set, and the ring when bclaim
+-- next comes round to it (no scan of the ring here: _counters.lua).
 local function unlane(id, group)
   local lane = ns .. 'lane:' .. group
-  prio_unlane(group, id)  -- the id, or its marker and its place in the priority zset (_prio.lua)
-  if redis.call('EXISTS', lane) == 0 then
-    redis.call('LREM', ns .. 'ring', 0, group)
-    redis.call('SREM', ns .. 'lanes', group)
-  end
+  ready_add(group, -prio_unlane(group, id))  -- the id, or its marker and its zset entry (_prio.lua)
+  if redis.call('EXISTS', lane) == 0 then redis.call('SREM', ns .. 'lanes', group) end
 end
 
 for i = 3, #ARGV do

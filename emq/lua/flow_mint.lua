@@ -25,6 +25,7 @@
 ]]
 local n = tonumber(ARGV[1])
 local now = now_ms()
+tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
 local FLOW_FIELDS = 7
 local starts, here = {}, {}
 
@@ -110,10 +111,11 @@ for i = 1, n do
 end
 for _, group in ipairs(groups) do
   local ids = ready_ids[group]
-  if redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids)) == #ids then
-    lane_joined(group)
-  end
+  local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
+  ready_batch(group, #ids)
+  if len == #ids then lane_joined(group) end
 end
+ready_settle()
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end
 flush_events()

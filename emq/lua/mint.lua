@@ -25,6 +25,7 @@
 ]]
 local n = tonumber(ARGV[1])
 local now = now_ms()
+tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
 local out = {now}
 local created, ready = 0, 0
 -- Ready ids are pushed once per group at the end (one RPUSH for a whole chunk of one group),
@@ -33,9 +34,9 @@ local ready_ids, groups = {}, {}
 local function batch(group, id, front)
   if front or prio_on(group) then  -- a group in priority mode (_prio.lua): its older ready ids go first
     if ready_ids[group] and #ready_ids[group] > 0 then
-      if redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ready_ids[group])) == #ready_ids[group] then
-        lane_joined(group)
-      end
+      local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ready_ids[group]))
+      ready_batch(group, #ready_ids[group])
+      if len == #ready_ids[group] then lane_joined(group) end
       ready_ids[group] = {}
     end
     return lane_push(group, id, front)
@@ -62,10 +63,13 @@ for i = 0, n - 1 do
 end
 for _, group in ipairs(groups) do
   local ids = ready_ids[group]
-  if #ids > 0 and redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids)) == #ids then
-    lane_joined(group)
+  if #ids > 0 then
+    local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
+    ready_batch(group, #ids)
+    if len == #ids then lane_joined(group) end
   end
 end
+ready_settle()
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end
 flush_events()

@@ -1,7 +1,7 @@
 --[[
   purge: delete finished jobs (completed or dead) that finished at least an age ago, oldest first.
-  The operator's bulk clean-up (`manage.py emq purge`); retention trims completed jobs anyway, while
-  dead ones stay until deleted. Called again until nothing is left, a bounded slice per call.
+  The operator's bulk clean-up (`manage.py emq purge`); retention (retain.lua, on the Pump's
+  schedule) trims completed jobs after EMQ_RESULT_TTL and dead ones after EMQ_DEAD_TTL anyway. Called again until nothing is left, a bounded slice per call.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] state     "completed" | "dead"
   ARGV[2] age_ms    only jobs finished at least this many ms ago on the server clock (0: all)

@@ -16,6 +16,7 @@
 ]]
 local name, expected, plan = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local now = now_ms()
+tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
 local def = redis.call('HGET', ns .. 'repeat', name)
 local score = redis.call('ZSCORE', ns .. 'repeat:next', name)
 local ok, parsed = pcall(cjson.decode, def or '')

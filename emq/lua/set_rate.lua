@@ -5,7 +5,7 @@
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] group     group name | "*" each group on its own | "" the whole queue
   ARGV[2] spec      "<limit>,<per ms>" (limit >= 1, per >= 1), or "" to clear
-  Derived: rates, rhold, rout, ring, lane:<group>, caps, active, paused:groups, wake
+  Derived: rates, rhold, rout, ring, ring:in, lane:<group>, caps, active, paused:groups, wake
   Returns: 1
 ]]
 local group, spec = ARGV[1], ARGV[2]
@@ -23,7 +23,7 @@ for _, g in ipairs(groups) do
       wake('wake')
     elseif redis.call('SREM', ns .. 'rout', g) == 1 and redis.call('EXISTS', ns .. 'lane:' .. g) == 1
         and not off_ring(g) then
-      redis.call('RPUSH', ns .. 'ring', g)
+      ring_join(g)  -- _counters.lua: the ring's membership set
       wake('wake')
     end
   end

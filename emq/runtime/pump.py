@@ -30,6 +30,7 @@ from ..errors import ServerUnavailable
 from ..scheduling import repeat
 from ..scheduling.rowsync import RowSync
 from .outage import Outage
+from .upkeep import Upkeep
 
 log = logging.getLogger("emq.pump")
 FOLLOW_MS = 5000  # a Pump that does not lead asks for the lead this often (at most)
@@ -63,6 +64,7 @@ class Pump:
         self.clients: list = []
         self.wakers: list[Waker] = []
         self.rows = RowSync(q.name for q in self.queues)
+        self.upkeep = Upkeep()  # counters of queues from before them, retention of finished jobs
 
     def start(self) -> Pump:
         """Sync the recurrence rows, then run one thread per queue in the background."""
@@ -140,6 +142,8 @@ class Pump:
         if tick.leader and tick.repeat_due:
             self.rows.record(repeat.mint_due(q))
             return True, 0
+        if tick.leader and self.upkeep.step(q):
+            return True, 0  # more to recount or trim: tick again at once
         return tick.leader, tick.park_ms if tick.leader else min(tick.park_ms, FOLLOW_MS)
 
     def _park(self, waker: Waker, park: tuple[bool, int]) -> None:

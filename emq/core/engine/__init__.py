@@ -8,12 +8,13 @@ from .admin import AdminOps
 from .base import MAX_BATCH, Ops
 from .control import ControlOps
 from .flow import FlowOps
+from .keep import KeepOps, Retained
 from .live import LiveOps
 from .observe import Snapshot, snapshots
 from .queue import Queue, counts_of
 from .repeat import RepeatOps
 
 __all__ = [
-    "MAX_BATCH", "AdminOps", "ControlOps", "FlowOps", "LiveOps", "Ops", "Queue", "RepeatOps", "Snapshot", "counts_of",
-    "snapshots",
+    "MAX_BATCH", "AdminOps", "ControlOps", "FlowOps", "KeepOps", "LiveOps", "Ops", "Queue", "RepeatOps", "Retained",
+    "Snapshot", "counts_of", "snapshots",
 ]

@@ -1,0 +1,42 @@
+"""Upkeep the Pump does on its own schedule (``recount.lua``, ``retain.lua``): bounded steps that
+never hold the server for more than a few milliseconds, whatever the queue's size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import config
+from .base import MAX_BATCH, Ops
+
+STEP = 500  # groups a recount step reads, jobs a retention step deletes: ~0.5 ms of the server each
+
+
+@dataclass(frozen=True)
+class Retained:
+    """What one retention step deleted, and whether more is past its age or count."""
+
+    completed: int
+    cancelled: int
+    dead: int
+    more: bool
+
+
+class KeepOps(Ops):
+    """Recount a queue's ready jobs once (a queue from before counters), trim finished jobs."""
+
+    def recount_step(self, count: int = STEP) -> bool:
+        """Count up to count more groups' ready jobs; True once the queue's counters are exact."""
+        done, _ = self._run("recount", [min(max(int(count), 1), MAX_BATCH)])
+        return bool(done)
+
+    def retain(self, limit: int = STEP) -> Retained:
+        """Delete up to limit finished jobs past EMQ_RESULT_TTL / EMQ_KEEP_COMPLETED (completed,
+        cancelled) or EMQ_DEAD_TTL / EMQ_KEEP_DEAD (dead), oldest first."""
+        argv = [
+            int(config.get("EMQ_RESULT_TTL") * 1000), int(config.get("EMQ_KEEP_COMPLETED")),
+            int(config.get("EMQ_DEAD_TTL") * 1000), int(config.get("EMQ_KEEP_DEAD")),
+            min(max(int(limit), 1), MAX_BATCH),
+        ]
+        completed, cancelled, dead, more = self._run("retain", argv)
+        return Retained(int(completed), int(cancelled), int(dead), bool(more))
