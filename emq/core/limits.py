@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..errors import ConfigurationError
 from . import config, topology
@@ -14,16 +15,23 @@ def set_group_limit(queue_name: str, group: str, limit: int | None) -> None:
     LogicalQueue(queue_name).set_group_limit(group, limit)
 
 
+def configured(setting: str, shape: str, queue_names: Iterable[str] | None) -> Iterator[tuple[str, Any]]:
+    """(queue, its entry) of a {"queue": {...}} setting, for the queues named (None: all of them).
+
+    One reader for EMQ_GROUP_LIMITS and EMQ_RATE_LIMITS, so both refuse a malformed value alike."""
+    limits = config.get(setting) or {}
+    if not isinstance(limits, dict):
+        raise ConfigurationError(f"{setting} must be {shape}, not {limits!r}")
+    wanted = None if queue_names is None else {topology.logical(n) for n in queue_names}
+    for queue_name, entry in limits.items():
+        if wanted is None or queue_name in wanted:
+            yield queue_name, entry
+
+
 def apply_group_limits(queue_names: Iterable[str] | None = None) -> int:
     """Write EMQ_GROUP_LIMITS ({"queue": {"group": cap}}) to the server; returns how many were set."""
-    limits = config.get("EMQ_GROUP_LIMITS") or {}
-    if not isinstance(limits, dict):
-        raise ConfigurationError(f'EMQ_GROUP_LIMITS must be {{"queue": {{"group": cap}}}}, not {limits!r}')
-    wanted = None if queue_names is None else {topology.logical(n) for n in queue_names}
     applied = 0
-    for queue_name, groups in limits.items():
-        if wanted is not None and queue_name not in wanted:
-            continue
+    for queue_name, groups in configured("EMQ_GROUP_LIMITS", '{"queue": {"group": cap}}', queue_names):
         if not isinstance(groups, dict):
             raise ConfigurationError(f"EMQ_GROUP_LIMITS[{queue_name!r}] must map group names to caps, not {groups!r}")
         for group, limit in groups.items():

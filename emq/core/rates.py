@@ -13,10 +13,9 @@ import re
 from collections.abc import Iterable
 
 from ..errors import ConfigurationError
-from . import config, topology
 from .engine import Queue
 from .engine.rates import EACH, QUEUE
-from .limits import apply_group_limits
+from .limits import apply_group_limits, configured
 from .logical import LogicalQueue
 
 SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")  # "100/60": 100 starts per 60 seconds
@@ -64,14 +63,8 @@ def parse(spec: str | tuple[int, float]) -> tuple[int, float]:
 
 def apply_rate_limits(queue_names: Iterable[str] | None = None) -> int:
     """Write EMQ_RATE_LIMITS ({"queue": {"group" | "*" | None: "100/60"}}) to the server; returns how many."""
-    limits = config.get("EMQ_RATE_LIMITS") or {}
-    if not isinstance(limits, dict):
-        raise ConfigurationError(f'EMQ_RATE_LIMITS must be {{"queue": {{"group": "100/60"}}}}, not {limits!r}')
-    wanted = None if queue_names is None else {topology.logical(n) for n in queue_names}
     applied = 0
-    for queue_name, groups in limits.items():
-        if wanted is not None and queue_name not in wanted:
-            continue
+    for queue_name, groups in configured("EMQ_RATE_LIMITS", '{"queue": {"group": "100/60"}}', queue_names):
         if isinstance(groups, str | tuple):  # "queue": "100/60" limits the whole queue
             groups = {None: groups}
         if not isinstance(groups, dict):
