@@ -33,9 +33,19 @@ def run_until(worker: Worker, done) -> None:
 
 def test_weights_parse_and_spread_the_first_turn():
     assert parse(["high:5", "low"]) == (["high", "low"], {"high": 5, "low": 1})
-    order = QueueOrder([5, 1])
-    firsts = [order.next()[0] for _ in range(12)]
+    order, firsts = QueueOrder([5, 1]), []
+    for _ in range(12):  # each pass claims 1 job from the queue it asks first
+        first = order.next()[0]
+        firsts.append(first)
+        order.charge([1 if i == first else 0 for i in range(2)])
     assert firsts.count(0) == 10 and firsts.count(1) == 2 and firsts[:6] != [0] * 5 + [1]  # spread, not a run
+    uneven = QueueOrder([5, 1])  # a pass may claim many: the jobs still follow the weights
+    took = [0, 0]
+    for n in [4, 1, 3, 4, 2, 1, 4, 4] * 30:
+        first = uneven.next()[0]
+        took[first] += n
+        uneven.charge([n if i == first else 0 for i in range(2)])
+    assert 4.5 <= took[0] / took[1] <= 5.5, took
     assert [QueueOrder([1, 1]).next()[0] for _ in range(1)] == [1]
     with pytest.raises(emq.ConfigurationError):
         parse(["high:0"])

@@ -1,10 +1,13 @@
 """Which of a worker's queues a pass asks first: in turn (default), by weight, or strictly in order.
 
 ``--queues high,low`` rotates the first queue each pass, so both are served alike.
-``--queues high:5,low:1`` asks by smooth weighted round robin (nginx's): in every 6 passes ``high``
-is asked first 5 times and ``low`` once, spread out rather than in runs, so when both are full
-their jobs start about 5:1. ``--strict`` asks in the order given and stops at the first queue that
-fills the pass: a queue is claimed from only when every queue before it had nothing more ready.
+``--queues high:5,low:1`` weighs the jobs claimed, not the passes: each queue earns credit in
+proportion to its weight for every job the worker claims and spends one for each job it claims
+itself, and a pass asks the queue with the most credit first. While both are full their jobs start
+5:1 whatever the number a pass claims (a pass may take 1 job or 50), spread out rather than in
+runs; a queue that was empty earns at most CREDIT_CAP jobs of catch-up.
+``--strict`` asks in the order given and stops at the first queue that fills the pass: a queue is
+claimed from only when every queue before it had nothing more ready.
 A pass's later queues still get their finishes sent; only their claims wait.
 """
 
@@ -33,6 +36,9 @@ def parse(specs: Sequence[str]) -> tuple[list[str], dict[str, int]]:
     return names, weights
 
 
+CREDIT_CAP = 64.0  # jobs of catch-up a weighted queue may bank while it has nothing ready
+
+
 class QueueOrder:
     """The order one pass asks n queues in (indexes), and whether it stops at the first full one."""
 
@@ -42,7 +48,7 @@ class QueueOrder:
         self.weights = list(weights)
         self.strict = strict
         self.weighted = len(set(self.weights)) > 1
-        self.current = [0] * len(self.weights)
+        self.credit = [0.0] * len(self.weights)
         self.turn = 0
 
     def next(self, claims: bool = True) -> list[int]:
@@ -52,23 +58,24 @@ class QueueOrder:
         if self.strict or n == 1 or not claims:
             return list(range(n))
         if self.weighted:
-            first = self._smooth()
-        else:
-            self.turn = (self.turn + 1) % n
-            first = self.turn
-        return [(first + i) % n for i in range(n)]
+            return sorted(range(n), key=lambda i: -self.credit[i])
+        self.turn = (self.turn + 1) % n
+        return [(self.turn + i) % n for i in range(n)]
+
+    def charge(self, claimed: Sequence[int]) -> None:
+        """A pass claimed claimed[i] jobs from queue i: each queue earns its share of them and spends
+        what it took, so the jobs (not the passes) follow the weights."""
+        got = sum(claimed)
+        if not self.weighted or not got:
+            return
+        total = sum(self.weights)
+        for i, w in enumerate(self.weights):
+            c = self.credit[i] + got * w / total - claimed[i]
+            self.credit[i] = max(-CREDIT_CAP, min(CREDIT_CAP, c))
 
     def stops(self, want: int, got: int) -> bool:
         """--strict: a queue that filled what it was asked may have more ready, so later queues wait."""
         return self.strict and want > 0 and got == want
-
-    def _smooth(self) -> int:
-        total = sum(self.weights)
-        for i, w in enumerate(self.weights):
-            self.current[i] += w
-        best = max(range(len(self.weights)), key=lambda i: self.current[i])
-        self.current[best] -= total
-        return best
 
 
 def resolve(specs: Sequence[str], strict: bool = False) -> tuple[list[Queue], QueueOrder]:

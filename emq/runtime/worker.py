@@ -200,7 +200,9 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
     if self.idle.skip_claim() and not outcomes:
         free = 0
     claimed, self.talked = 0, False
-    for q in (self.queues[i] for i in self.order.next(free > 0)):
+    per_queue = [0] * len(self.queues)
+    for i in self.order.next(free > 0):
+        q = self.queues[i]
         done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
         if done or want > 0:
             self.talked = True
@@ -217,10 +219,12 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
             for job in ex.claimed:
                 self._dispatch(q, job)
             claimed += len(ex.claimed)
+            per_queue[i] += len(ex.claimed)
             free = claimed if self.order.stops(want, len(ex.claimed)) else free  # --strict: the next queues wait
             if ex.error is not None:
                 self.outbox.keep([item for items in by_queue.values() for item in items])
                 raise ex.error
+    self.order.charge(per_queue)  # weights count jobs claimed, not passes
     return claimed
 
 
