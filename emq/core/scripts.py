@@ -176,26 +176,11 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
 def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> list[Any]:
     """A pipeline without redis-py's Pipeline object: on the worker's hot path (a round trip
     every ~10 jobs) building, executing and resetting one cost more CPU than the jobs did."""
-    pool = client.connection_pool
-    conn = pool.get_connection()
-    try:
-        commands = []
-        for name, keys, args in calls:
-            full = declared(keys)
-            commands.append(("EVALSHA", current(name).sha, len(full), *full, *args))
-        conn.send_packed_command(_pack(conn, commands))
-        replies: list[Any] = []
-        for _ in commands:
-            try:
-                replies.append(conn.read_response())
-            except ResponseError as exc:  # read every reply, so the connection stays in step
-                replies.append(exc)
-    except BaseException:
-        conn.disconnect()
-        raise
-    finally:
-        pool.release(conn)
-    return replies
+    commands = []
+    for name, keys, args in calls:
+        full = declared(keys)
+        commands.append(("EVALSHA", current(name).sha, len(full), *full, *args))
+    return _exchange(client, commands)
 
 
 def _pack(conn: Any, commands: list[tuple[Any, ...]]) -> Any:
@@ -283,12 +268,12 @@ def _exchange(client: Any, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
     pool = client.connection_pool
     conn = pool.get_connection()
     try:
-        conn.send_packed_command(conn.pack_commands(commands))
+        conn.send_packed_command(_pack(conn, commands))
         replies: list[Any] = []
         for _ in commands:
             try:
                 replies.append(conn.read_response())
-            except ResponseError as exc:
+            except ResponseError as exc:  # read every reply, so the connection stays in step
                 replies.append(exc)
     except BaseException:
         conn.disconnect()
