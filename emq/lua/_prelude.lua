@@ -81,6 +81,39 @@ local function lane_push(group, id, front)
   if n == 1 then lane_joined(group) end
 end
 
+-- Ready ids of a mint, pushed once per group at the end (one RPUSH for a whole chunk of one group),
+-- groups in order of first appearance, as one lane_push per job would have ordered them. A job for
+-- the lane's front, or for a group in priority mode (_prio.lua), first flushes its group's batch.
+-- Returns push(group, id, front) for put_job and flush() for the script's end.
+local function lane_batch()
+  local ready_ids, groups = {}, {}
+  local function flush_group(group)
+    local ids = ready_ids[group]
+    if #ids == 0 then return end
+    local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
+    ready_batch(group, #ids)
+    if len == #ids then lane_joined(group) end
+    ready_ids[group] = {}
+  end
+  local function push(group, id, front)
+    if not ready_ids[group] then
+      ready_ids[group] = {}
+      groups[#groups + 1] = group
+    end
+    if front or prio_on(group) then
+      flush_group(group)
+      return lane_push(group, id, front)
+    end
+    local ids = ready_ids[group]
+    ids[#ids + 1] = id
+  end
+  local function flush()
+    for _, group in ipairs(groups) do flush_group(group) end
+    ready_settle()
+  end
+  return push, flush
+end
+
 -- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring,
 -- and parked workers are woken for its waiting work.
 -- capped = false says the queue has no caps at all (active_release reads that once a batch).

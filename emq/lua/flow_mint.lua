@@ -42,17 +42,9 @@ for i = 1, n do
   b = b + JOB_FIELDS + FLOW_FIELDS + nl + nr
 end
 
--- Ready jobs without parents are pushed once per group at the end, as mint.lua does.
-local ready_ids, groups, ready = {}, {}, 0
-local function push(group, id, front)
-  if front then return lane_push(group, id, true) end
-  if not ready_ids[group] then
-    ready_ids[group] = {}
-    groups[#groups + 1] = group
-  end
-  local ids = ready_ids[group]
-  ids[#ids + 1] = id
-end
+-- Ready jobs without parents are pushed once per group at the end, as mint.lua does (lane_batch).
+local push, flush_lanes = lane_batch()
+local ready = 0
 local function hold() end
 
 -- The absolute due ms of a due field ("" now, "+<ms>", "@<epoch ms>").
@@ -109,13 +101,7 @@ for i = 1, n do
     end
   end
 end
-for _, group in ipairs(groups) do
-  local ids = ready_ids[group]
-  local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
-  ready_batch(group, #ids)
-  if len == #ids then lane_joined(group) end
-end
-ready_settle()
+flush_lanes()
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end
 flush_events()

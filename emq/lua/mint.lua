@@ -28,26 +28,7 @@ local now = now_ms()
 tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
 local out = {now}
 local created, ready = 0, 0
--- Ready ids are pushed once per group at the end (one RPUSH for a whole chunk of one group),
--- groups in order of first appearance, as one lane_push per job would have ordered them.
-local ready_ids, groups = {}, {}
-local function batch(group, id, front)
-  if front or prio_on(group) then  -- a group in priority mode (_prio.lua): its older ready ids go first
-    if ready_ids[group] and #ready_ids[group] > 0 then
-      local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ready_ids[group]))
-      ready_batch(group, #ready_ids[group])
-      if len == #ready_ids[group] then lane_joined(group) end
-      ready_ids[group] = {}
-    end
-    return lane_push(group, id, front)
-  end
-  if not ready_ids[group] then
-    ready_ids[group] = {}
-    groups[#groups + 1] = group
-  end
-  local ids = ready_ids[group]
-  ids[#ids + 1] = id
-end
+local batch, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_prelude.lua)
 for i = 0, n - 1 do
   local b = 1 + i * JOB_FIELDS
   local made, now_ready, holder
@@ -61,15 +42,7 @@ for i = 0, n - 1 do
   if made == 0 and holder then out[#out + 1] = holder else out[#out + 1] = made end
   if made == 1 then emit('minted', ARGV[2 + i * JOB_FIELDS], now_ready and 'ready' or 'scheduled') end
 end
-for _, group in ipairs(groups) do
-  local ids = ready_ids[group]
-  if #ids > 0 then
-    local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
-    ready_batch(group, #ids)
-    if len == #ids then lane_joined(group) end
-  end
-end
-ready_settle()
+flush_lanes()
 count(now, 'minted', created)
 if ready > 0 then wake('wake') end
 flush_events()
