@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib.auth.models import Permission, User
+from django.test import Client
+from django.urls import reverse
 
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from tests import jobs
 
 PASSWORD = "pw-for-tests-only"
+
+
+def page_url(page: str, /, **query: str) -> str:
+    return reverse(f"admin:emq_dashboard_{page}") + ("?" + urlencode(query) if query else "")
+
+
+def action_url(name: str) -> str:
+    return reverse("admin:emq_dashboard_action", args=[name])
+
+
+def web_as(user=None) -> Client:
+    """A test client logged in as user (anonymous without one)."""
+    web = Client()
+    if user is not None:
+        web.force_login(user)
+    return web
 
 
 def make_user(username: str, *, staff: bool = True, perms: tuple[str, ...] = (), superuser: bool = False) -> User:

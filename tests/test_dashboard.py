@@ -13,28 +13,11 @@ from emq.core.records import Outcome
 from emq.dashboard import lists, queries
 from emq.dashboard.views import recurrence_jobs_url
 from tests import jobs
-from tests.dashboard_fixtures import fill, make_users
+from tests.dashboard_fixtures import action_url, fill, make_users, page_url, web_as
 from tests.procs import expire, wait_for
 
 PAGES = ["changelist", "lanes", "leases", "stalled", "scheduled", "completed", "dead", "find", "job"]
 ACTIONS = ["release", "sweep", "run_now", "delete", "retry", "retry_all", "delete_all"]
-
-
-def page_url(page: str, /, **query: str) -> str:
-    from urllib.parse import urlencode
-
-    return reverse(f"admin:emq_dashboard_{page}") + ("?" + urlencode(query) if query else "")
-
-
-def action_url(name: str) -> str:
-    return reverse("admin:emq_dashboard_action", args=[name])
-
-
-def web_as(user=None) -> Client:
-    web = Client()
-    if user is not None:
-        web.force_login(user)
-    return web
 
 
 @pytest.fixture

@@ -3,28 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
-from django.urls import reverse
 
 from emq.core.engine import Queue
 from tests import jobs
-from tests.dashboard_fixtures import fill, make_users
-
-
-def page_url(page: str, /, **query: str) -> str:
-    from urllib.parse import urlencode
-
-    return reverse(f"admin:emq_dashboard_{page}") + ("?" + urlencode(query) if query else "")
-
-
-def action_url(name: str) -> str:
-    return reverse("admin:emq_dashboard_action", args=[name])
-
-
-def web_as(user) -> Client:
-    web = Client()
-    web.force_login(user)
-    return web
+from tests.dashboard_fixtures import action_url, fill, make_users, page_url, web_as
 
 
 @pytest.fixture

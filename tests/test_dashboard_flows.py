@@ -10,8 +10,7 @@ import emq
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from tests import jobs
-from tests.dashboard_fixtures import make_users
-from tests.test_dashboard import page_url
+from tests.dashboard_fixtures import make_users, page_url
 
 NEW_PAGES = ["waiting", "flows", "flow", "feed"]
 

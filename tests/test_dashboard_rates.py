@@ -7,8 +7,7 @@ import pytest
 import emq
 from emq.core.engine import Queue
 from tests import jobs
-from tests.dashboard_fixtures import make_users
-from tests.test_dashboard_control import action_url, page_url, web_as
+from tests.dashboard_fixtures import action_url, make_users, page_url, web_as
 
 
 @pytest.fixture
