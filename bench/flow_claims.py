@@ -12,8 +12,8 @@ per second by ``bclaim(100)`` loops, and minted per second by ``mint`` chunks of
     priorities                   one group, every job with a priority from -100..100 (the sorted set)
     1,000 groups x 100           100 jobs a group: each group's lane outlives the batch (no lane closes)
 Each figure is the median of --rounds runs on a fresh prefix; "server" is the claim scripts' own time
-per job (INFO commandstats: evalsha usec / jobs), which the client's share of the machine moves less. EMQ_TREE=<another checkout> runs
-the same on that tree's emq (e.g. main's, for a before/after; it has no rate limits to set).
+per job (INFO commandstats: evalsha usec / jobs), which the client's share of the machine moves less.
+EMQ_TREE=<another checkout> runs the same on that tree's emq (e.g. main's, for a before/after).
 """
 
 from __future__ import annotations
