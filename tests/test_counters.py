@@ -221,3 +221,16 @@ def test_a_job_alone_in_its_lane_costs_one_command_more_than_one_of_a_busy_lane(
     busy, lone = commands_per_job(lambda i: "one"), commands_per_job(lambda i: f"g{i}")
     print(f"\ncommands a job inside bclaim: one group {busy:.2f}, one-job groups {lone:.2f}")
     assert lone - busy <= 1.1
+
+
+def test_a_lane_whose_last_job_was_popped_ahead_leaves_the_ring_on_its_next_turn(emq_env):
+    """Two groups, one batch of several turns: the group whose second (last) job waited as the spare
+    leaves the ring and the lane set when that job is leased, not a batch later."""
+    q = Queue("default")
+    jobs.add.using(group="a").enqueue_many([(("a", i), {}) for i in range(2)])
+    jobs.add.using(group="b").enqueue_many([(("b", i), {}) for i in range(5)])
+    assert [c.args for c in q.bclaim(4, "w")] == [["a", 0], ["b", 0], ["a", 1], ["b", 1]]
+    assert q.client.lrange(q.keys.ring, 0, -1) == ["b"] and q.client.smembers(q.keys.lanes) == {"b"}
+    assert_counts_exact("default")
+    assert [c.args for c in q.bclaim(10, "w")] == [["b", 2], ["b", 3], ["b", 4]]
+    assert_counts_exact("default")

@@ -35,7 +35,7 @@ local ring = ns .. 'ring'
 local out = {now}
 local got, leases, held, taken = 0, {}, {}, {}
 local dropped, drained = {}, {}  -- groups that left the ring this call; of them, those whose lane emptied
-local spare, left = {}, {}  -- group -> the id popped ahead of its turn (pop); group -> its lane answered empty
+local spare = {}  -- group -> the id popped ahead of its turn (pop)
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
@@ -109,10 +109,10 @@ local function lease_one(id, group, capped)
 end
 
 
--- Lease up to n jobs from the head of a group's lane; returns how many ids it took from the lane.
--- A pop asks for one id more than it needs: a lane that answers fewer is known empty (no EXISTS),
--- and the one too many is the group's spare, leased on its next turn in this batch or put back at
--- the lane's head at the end.
+-- Lease up to n jobs from the head of a group's lane; returns how many ids it took from the lane and
+-- whether the lane is empty now. A pop asks for one id more than it needs: a lane that answers fewer
+-- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
+-- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
 local lanes_at = ns .. 'lane:'
 local function pop(group, n, capped)
   local used, s = 0, spare[group]
@@ -121,16 +121,14 @@ local function pop(group, n, capped)
     lease_one(s, group, capped)
     used = 1
   end
-  if used < n and not left[group] then
-    local k = n - used + 1
-    local more = redis.call('LPOP', lanes_at .. group, k) or {}
-    local m = #more
-    if m > 0 then ready_batch(group, -m) end
-    if m < k then left[group] = true else spare[group], m = more[m], m - 1 end
-    for i = 1, m do lease_one(more[i], group, capped) end
-    used = used + m
-  end
-  return used
+  local k = n - used + 1
+  local more = redis.call('LPOP', lanes_at .. group, k) or {}
+  local m = #more
+  if m > 0 then ready_batch(group, -m) end
+  local empty = m < k
+  if not empty then spare[group], m = more[m], m - 1 end
+  for i = 1, m do lease_one(more[i], group, capped) end
+  return used + m, empty
 end
 
 -- A group's turn: take one job (all it may when alone on the ring); false when it leaves the ring:
@@ -142,10 +140,10 @@ local function visit(group, alone)
   local rr = limited and rate_room(group, now)  -- rate room (_flowctl.lua): nil/false without a limit
   if rr and (not r or rr < r) then r = rr end
   if r and r < take then take = math.max(r, 0) end
-  local popped = 0
-  if take > 0 then popped = pop(group, take, capped) end
+  local popped, empty = 0, false
+  if take > 0 then popped, empty = pop(group, take, capped) end
   if rr and rr - popped <= 0 then rate_exhausted(group) end
-  if take > 0 and left[group] and not spare[group] then
+  if empty then
     drained[#drained + 1] = group
     return false
   end
