@@ -116,10 +116,11 @@ end
 
 -- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring,
 -- and parked workers are woken for its waiting work.
-local function active_add(group, delta)
+-- capped = false says the queue has no caps at all (active_release reads that once a batch).
+local function active_add(group, delta, capped)
   local n = redis.call('HINCRBY', ns .. 'active', group, delta)
   if n <= 0 then redis.call('HDEL', ns .. 'active', group) end
-  if delta < 0 then
+  if delta < 0 and capped ~= false then
     local cap = redis.call('HGET', ns .. 'caps', group)
     -- At its cap the group was off the ring (bclaim took it off), so rejoining needs no scan.
     if cap and n - delta >= tonumber(cap) and n < tonumber(cap) and lane_serving(group) then
@@ -130,37 +131,10 @@ local function active_add(group, delta)
   return n
 end
 
--- Settle per-group active decrements gathered over a batch: {group = count}. One HMGET and one write
--- for the whole batch rather than a HINCRBY (and an HDEL) a group; a capped group that drops below
--- its cap rejoins the ring (as in active_add), once every count is written.
+-- Settle per-group active decrements gathered over a batch: {group = count}.
 local function active_release(counts)
-  local groups, set, gone, crossed = {}, {}, {}, {}
-  for group, _ in pairs(counts) do groups[#groups + 1] = group end
-  if #groups == 0 then return end
-  local cur = redis.call('HMGET', ns .. 'active', unpack(groups))
-  local caps = redis.call('EXISTS', ns .. 'caps') == 1 and redis.call('HMGET', ns .. 'caps', unpack(groups))
-  for i, group in ipairs(groups) do
-    local before = tonumber(cur[i] or '0')
-    local n = before - counts[group]
-    if n > 0 then
-      set[#set + 1] = group
-      set[#set + 1] = n
-    else
-      gone[#gone + 1] = group
-    end
-    local cap = caps and tonumber(caps[i] or '')
-    if cap and before >= cap and n < cap then crossed[#crossed + 1] = group end
-  end
-  if #set > 0 then redis.call('HSET', ns .. 'active', unpack(set)) end
-  if #gone > 0 then redis.call('HDEL', ns .. 'active', unpack(gone)) end
-  local woke = false
-  for _, group in ipairs(crossed) do
-    if lane_serving(group) then  -- off the ring at its cap (bclaim took it off): rejoining needs no scan
-      ring_join(group)
-      woke = true
-    end
-  end
-  if woke then wake('wake') end
+  local capped = redis.call('EXISTS', ns .. 'caps') == 1
+  for group, k in pairs(counts) do active_add(group, -k, capped) end
 end
 
 -- Put an id in the schedule set; wake the Pump when it became the earliest due time.
