@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.encoding import dumps
-from ..core.records import Claimed, Outcome
+from ..core.records import Claimed, Outcome, built
 from ..jobs import Flag, JobContext, Options, lookup
 from ..jobs.context import current
 from . import observe
@@ -50,9 +50,8 @@ def _call(queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
 
 
 def _completed(job: Claimed, result: Any) -> Outcome:
-    if result is None:  # the common case, without the encoder
-        return Outcome(job.id, job.token, "completed", "null")
-    return Outcome(job.id, job.token, "completed", dumps(result))
+    """The outcome of an attempt that returned result (``built``: one a job, on the slot's thread)."""
+    return built(Outcome, (job.id, job.token, "completed", "null" if result is None else dumps(result), 0, None))
 
 
 def _options(name: str) -> Options | None:
