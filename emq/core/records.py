@@ -6,8 +6,9 @@ import functools
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
+from .frozen import built
 from .lenient import loose, whole
 
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
@@ -15,7 +16,6 @@ SETTLED = ("completed", "dead", "cancelled")  # a job's end: what ref.wait() ret
 # What finish answers per item: the state the script decided, or why it changed nothing.
 FINISHED = ("completed", "scheduled", "ready", "dead")
 REFUSED = ("stale", "missing")
-T = TypeVar("T")
 
 
 def from_ms(value: Any) -> datetime | None:
@@ -114,21 +114,6 @@ class Claimed:
         timeout, soft = _limits(limits)
         return built(cls, (jid, int(token), name, _json(args, list), _json(kwargs, dict), int(lease),
                            int(max_attempts), _backoff(backoff), group, int(due), now, meta, timeout, soft, ""))
-
-
-def built(cls: type[T], values: tuple) -> T:
-    """An instance of a frozen dataclass from every field's value, in order, without its ``__init__``.
-
-    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``: for the
-    15 fields of a claimed job that is most of the cost of decoding a claim (the worker's loop
-    decodes one per job). The result is the same frozen, comparable value.
-    """
-    obj = _new(cls)
-    obj.__dict__.update(zip(cls.__dataclass_fields__, values, strict=True))  # type: ignore[attr-defined]
-    return obj
-
-
-_new = object.__new__
 
 
 def _json(text: str, kind: type) -> Any:

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.encoding import dumps
-from ..core.records import Claimed, Outcome, built
+from ..core.frozen import built
+from ..core.records import Claimed, Outcome
 from ..jobs import Flag, JobContext, Options, lookup
 from ..jobs.context import current
 from . import observe

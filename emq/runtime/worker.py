@@ -37,6 +37,7 @@ from .outage import Outage
 from .outbox import Outbox
 from .pump import Pump
 from .slots import Slots
+from .wire import Wire
 
 log = logging.getLogger("emq.worker")
 # Seconds between a worker's retries in an outage, at most: its held outcomes must reach a restarted
@@ -73,6 +74,7 @@ class Worker:
         self.stops = self.told = 0  # stops asked, and said
         self.idle = IdleBudget(burst)
         self.unsaid: report.Unsaid = []  # completed lines said during the next round trip (report.say)
+        self.wire = Wire(self.queues)  # the queues on the loop's own connection
 
     def run(self) -> int:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
@@ -90,6 +92,7 @@ class Worker:
                          self.deadlines):
                 part.close()
             self.heartbeat.close()
+            self.wire.close()
         log.info("worker %s stopped after %s jobs", self.id, self.processed)
         return 1 if self.deadlines.exhausted else 0  # a drain for stuck threads: the supervisor starts another
 
@@ -168,35 +171,6 @@ class Worker:
             self.leases.drop_all([held for held, _ in out])
         return out
 
-    def _dispatch(self, q: Queue, jobs: list[Claimed]) -> None:
-        """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt."""
-        now = time.monotonic()
-        helds = []
-        for job in jobs:
-            if job.fault:
-                self._corrupt(q, job, job.fault)
-            else:
-                helds.append(Held(q, job, now))
-        self.leases.hold_all(helds)
-        self.running += len(helds)
-        kinds: dict[str, bool] = {}  # asked once per function a batch
-        for held in helds:
-            name = held.job.name
-            if (is_async := kinds.get(name)) is None:
-                is_async = kinds[name] = runner.is_async(name)
-            try:
-                self._start(held, is_async)
-            except Exception as exc:
-                self._corrupt(q, held.job, exc)
-
-    def _start(self, held: Held, is_async: bool) -> None:
-        if is_async:
-            held.is_async = True
-            self.running_async += 1
-            self.aio.submit(_run_async(self, held))
-        else:
-            self.slots.submit(held)
-
     def _corrupt(self, q: Queue, job: Claimed, exc: object) -> None:
         """End a job that cannot start dead as corrupt; the rest of its batch goes on."""
         log.error("job id=%s name=%s is corrupt: %s; ending it dead", job.id, job.name, exc)
@@ -227,7 +201,7 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
         if done or want > 0:
             self.talked = True
             try:
-                ex = exchange(q, [o for _, o in done], max(want, 0), self.id, self._say)
+                ex = exchange(self.wire[i], [o for _, o in done], max(want, 0), self.id, self._say)
             except Exception:
                 self.outbox.keep(done + [item for items in by_queue.values() for item in items])
                 raise
@@ -236,7 +210,7 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
             else:
                 self.processed += len(done)
                 report.finished(q.name, done, ex.states, self.unsaid)
-            self._dispatch(q, ex.claimed)
+            _dispatch(self, q, ex.claimed)
             claimed += len(ex.claimed)
             per_queue[i] += len(ex.claimed)
             free = claimed if self.order.stops(want, len(ex.claimed)) else free  # --strict: the next queues wait
@@ -245,6 +219,37 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
                 raise ex.error
     self.order.charge(per_queue)  # weights count jobs claimed, not passes
     return claimed
+
+
+def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
+    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt."""
+    now = time.monotonic()
+    helds = []
+    for job in jobs:
+        if job.fault:
+            self._corrupt(q, job, job.fault)
+        else:
+            helds.append(Held(q, job, now))
+    self.leases.hold_all(helds)
+    self.running += len(helds)
+    kinds: dict[str, bool] = {}  # asked once per function a batch
+    for held in helds:
+        name = held.job.name
+        if (is_async := kinds.get(name)) is None:
+            is_async = kinds[name] = runner.is_async(name)
+        try:
+            _start(self, held, is_async)
+        except Exception as exc:
+            self._corrupt(q, held.job, exc)
+
+
+def _start(self: Worker, held: Held, is_async: bool) -> None:
+    if is_async:
+        held.is_async = True
+        self.running_async += 1
+        self.aio.submit(_run_async(self, held))
+    else:
+        self.slots.submit(held)
 
 
 def _register(self: Worker) -> None:
