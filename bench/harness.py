@@ -99,6 +99,19 @@ class WorkerProc:
             time.sleep(0.002)
         return self.up
 
+    def exited(self) -> int | None:
+        """Its exit code once it exited, else None. It is not reaped here: a burst worker that exits
+        right after its last job keeps its CPU figures readable in /proc until ``stop`` reaps it."""
+        if self.proc.returncode is not None:
+            return self.proc.returncode
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return self.proc.poll()
+        if info is None:
+            return None
+        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
     def stop(self, timeout: float = 30.0, burst: bool = False) -> int:
         """SIGTERM and wait; a burst worker is first given the chance to exit by itself."""
         if burst:
@@ -126,8 +139,8 @@ def wait_completed(ctx: Ctx, queue: str, total: int, label: str, proc: WorkerPro
     deadline = time.monotonic() + timeout
     while (done := completed(ctx, queue)) < total:
         bar.update(done)
-        if proc is not None and proc.proc.poll() is not None and proc.proc.returncode != 0:
-            raise RuntimeError(f"worker exited {proc.proc.returncode}:\n" + "\n".join(proc.lines))
+        if proc is not None and (code := proc.exited()) not in (None, 0):
+            raise RuntimeError(f"worker exited {code}:\n" + "\n".join(proc.lines))
         if time.monotonic() > deadline:
             raise RuntimeError(f"{label}: only {done}/{total} completed after {timeout}s")
         time.sleep(0.02)
@@ -184,10 +197,13 @@ def tree_cpu(pid: int) -> float:
     """
     try:
         total = cpu_seconds(pid, reaped=True)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    try:  # an exited process not yet reaped (see WorkerProc.exited) has its figures, but no tasks
         children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
                     for c in (task / "children").read_text().split()]
     except (FileNotFoundError, ProcessLookupError):
-        return 0.0
+        children = []
     return total + sum(tree_cpu(c) for c in children)
 
 
