@@ -117,6 +117,7 @@ class Worker:
         if self.talked:
             self.outage.ok(f"; sent {len(outcomes)} held outcome(s) before claiming" if outcomes else "")
         if self.stopping is not None:
+            self._say()
             return self._stop_pass()
         if claimed:
             return False  # its outcomes come soon: the next round trip says the lines held back
