@@ -77,6 +77,7 @@ class WorkerProc:
         self.spawned = time.time()
         self.up: float | None = None
         self.cpu_up = 0.0  # CPU seconds of the worker's processes when its "up" line came
+        self.cpu_done = 0.0  # ...when wait_completed saw the last job completed (see there)
         self.lines: collections.deque[str] = collections.deque(maxlen=50)
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "emq_worker", "--queues", queue, *args],
@@ -137,13 +138,20 @@ def wait_completed(ctx: Ctx, queue: str, total: int, label: str, proc: WorkerPro
     """Poll the queue's completed counter with a progress bar until it reaches total."""
     bar = Progress(label, total)
     deadline = time.monotonic() + timeout
+    cpu = 0.0
     while (done := completed(ctx, queue)) < total:
+        if proc is not None:
+            cpu = tree_cpu(proc.proc.pid) or cpu
         bar.update(done)
         if proc is not None and (code := proc.exited()) not in (None, 0):
             raise RuntimeError(f"worker exited {code}:\n" + "\n".join(proc.lines))
         if time.monotonic() > deadline:
             raise RuntimeError(f"{label}: only {done}/{total} completed after {timeout}s")
         time.sleep(0.02)
+    if proc is not None:
+        # Read now, unless it exited meanwhile (a burst worker): then its CPU would count its shutdown
+        # too, so the last reading before the end stands (one 20 ms poll short of it at most).
+        proc.cpu_done = tree_cpu(proc.proc.pid) if proc.exited() is None else cpu
     bar.close()
 
 
