@@ -6,7 +6,7 @@
               migrating the queue's slot refuses the script (TRYAGAIN) rather than run it
               against half the keys; each operation's header lists KEYS[1] only
   Suffixes used here: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, scheduled,
-                      wake, pumpwake, leases, dead, reclaims, stats
+                      wake, pumpwake, leases, dead, reclaims, stats, unique:<key>
 ]]
 -- ns (KEYS[1]) is bound in _events.lua, loaded before this file; the ready counter and the ring's
 -- membership (ready_add, ring_join, ring_drop_*) are _counters.lua's, loaded between them.
@@ -185,10 +185,20 @@ local function trim(suffix, now, ttl, keep, added)
   end
 end
 
--- Move a job to the dead-letter set.
+-- Let a unique key go, if the job still holds it (a later mint may own it by now); spec is the
+-- job's "unique" field, "<s|f>|<key>" (_flowctl.lua's unique_mint writes it).
+local function unique_free(id, spec)
+  local key = ns .. 'unique:' .. string.sub(spec, 3)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+
+-- Move a job to the dead-letter set. However it dies (failed, stalled, corrupt, a flow's parent
+-- failed), its unique key frees at once rather than when its window ends.
 local function bury(key, id, now, error_text, reason)
+  local spec = redis.call('HGET', key, 'unique')
   redis.call('HSET', key, 'state', 'dead', 'error', error_text, 'finished', now, 'reason', reason)
   redis.call('ZADD', ns .. 'dead', now, id)
+  if spec then unique_free(id, spec) end
 end
 
 -- Count outcomes in the stats hash and in the current minute's bucket (kept ~65 min for the chart).

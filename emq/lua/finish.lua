@@ -58,8 +58,7 @@ local function fail(key, id, f, outcome, text, retry_ms)
     return 'scheduled'
   end
   local reason = outcome == 'discarded' and 'discarded' or 'failed'
-  bury(key, id, now, text, reason)
-  if f[7] then unique_free(id, f[7]) end
+  bury(key, id, now, text, reason)  -- frees its unique key too
   dead = dead + 1
   emit('dead', id, reason)
   if f[6] then flow_finished(id, 'dead', now) end
