@@ -70,6 +70,7 @@ for i = 0, n - 1 do
   local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled', 'notify', 'unique')
+  f[3] = f[3] or DEFAULT.max_attempts  -- left out at its default by the mint (_prelude.lua)
   if not f[1] then
     lease_gone(id)
     out[#out + 1] = 'missing'
