@@ -116,7 +116,6 @@ end
 -- whether the lane is empty now. A pop asks for one id more than it needs: a lane that answers fewer
 -- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
 -- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
-local lanes_at = ns .. 'lane:'
 local function pop(group, n, capped)
   local used, s = 0, spare[group]
   if s then
@@ -125,7 +124,7 @@ local function pop(group, n, capped)
     used = 1
   end
   local k = n - used + 1
-  local more = redis.call('LPOP', lanes_at .. group, k) or {}
+  local more = redis.call('LPOP', ns .. 'lane:' .. group, k) or {}
   local m = #more
   if m > 0 then ready_batch(group, -m) end
   local empty = m < k
@@ -202,7 +201,7 @@ end
 while got < want and ringlen > 0 do turn() end
 -- An id popped ahead and not used goes back to the head of its lane.
 for group, id in pairs(spare) do
-  redis.call('LPUSH', lanes_at .. group, id)
+  redis.call('LPUSH', ns .. 'lane:' .. group, id)
   ready_batch(group, 1)
 end
 each_chunk(dropped, function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
