@@ -35,6 +35,7 @@ from redis.exceptions import AskError, ClusterError, MovedError, NoScriptError, 
 
 from . import config
 from .keys import guard
+from .shake import shaken
 from .wire import exchange as _exchange
 
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
@@ -67,7 +68,7 @@ def script(name: str, events_max: int = 0) -> Script:
     parts = [f"local EVENTS_MAX = {int(events_max)}"]
     parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES
               if (p != FLOW or _uses_flow(body)) and (p != FLOWCTL or _uses_flowctl(body))]
-    source = "\n".join([*parts, body])
+    source = "\n".join([shaken("\n".join(parts), body), body])
     return Script(name, source, hashlib.sha1(source.encode()).hexdigest())
 
 
@@ -171,6 +172,19 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
         elif isinstance(reply, Exception) and raise_on_error:
             raise reply
     return replies
+
+
+def run_one(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    """``run_many`` of one script (an error reply raises), without its loops on a plain client."""
+    if not isinstance(client, redis.Redis):
+        return run_many(client, [(name, keys, args)])[0]
+    full = declared(keys)
+    reply = _exchange(client, [("EVALSHA", current(name).sha, len(full), *full, *args)])[0]
+    if isinstance(reply, NoScriptError):
+        return run(client, name, keys, args)
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
 
 
 def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> list[Any]:

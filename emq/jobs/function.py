@@ -104,6 +104,8 @@ class JobFunction:
         """Mint many jobs ready now: one round trip per chunk of 1,000, each chunk atomic."""
         if self.options.job_id:
             raise ValueError(f"enqueue_many of {self.name} cannot share one job_id between jobs")
+        if p := plan.usable(self):
+            return p.mint_many(self, calls)
         resolved = self._resolved()  # settings read once per call, not once per job
         return self._mint([self.spec(tuple(a), dict(k), "", resolved=resolved) for a, k in calls])
 
@@ -136,10 +138,8 @@ class JobFunction:
 
     def _mint_one(self, args: tuple, kwargs: dict[str, Any], due: str) -> JobRef:
         """One job: by the function's plan in the common case (``plan.py``), else the general path."""
-        p = plan.of(self)
-        if p is not None and not tracing.on():
-            return p.mint(self, args, kwargs, due)
-        return self._mint([self.spec(args, kwargs, due)])[0]
+        p = plan.usable(self)
+        return p.mint(self, args, kwargs, due) if p else self._mint([self.spec(args, kwargs, due)])[0]
 
     def _resolved(self) -> dict[str, Any]:
         """The options that fall back to settings, resolved now."""

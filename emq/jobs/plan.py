@@ -1,9 +1,10 @@
 """An enqueue's plan: what every enqueue of one job function shares, worked out once per settings.
 
-``enqueue``, ``enqueue_in`` and ``enqueue_at`` of a ``JobFunction`` ask ``of(fn)``. A plan exists for
+``enqueue``, ``enqueue_in``, ``enqueue_at`` and ``enqueue_many`` ask ``usable(fn)``. A plan exists for
 the common case — an unpartitioned queue, no ``after=``, ``on_commit``, unique key or debounce,
-EMQ_EAGER and EMQ_DURABLE off — and mints one job with one call of the lean ``mint_one.lua``:
-no settings read, no options resolved, no routing, no ``MintSpec`` built per call. Anything else,
+EMQ_EAGER and EMQ_DURABLE off — and mints one job with one call of the lean ``mint_one.lua`` (many:
+chunks of ``mint.lua``): no settings read, no options resolved, no routing, no ``MintSpec`` built
+per job. Anything else,
 and any call while tracing is on, takes the general path (``JobFunction._mint``).
 
 Every check stays, at its price: the arguments against the signature (``arguments.Shape``), JSON
@@ -15,7 +16,7 @@ setting makes the next enqueue work it out again.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from ..core.engine import Queue
 from ..core.logical import JobRef
 from ..core.records import MintSpec, from_ms
 from ..core.registry import remember_queue
+from . import tracing
 from .arguments import Shape, shape
 from .options import resolved
 
@@ -55,6 +57,28 @@ class Plan:
         job_id = self.shared.id or new_id()
         now_ms, made = self.engine.mint_one(self.shared.argv_like(job_id, args_json, kwargs_json, group, due))
         return JobRef(job_id, self.queue, _when(now_ms), made)
+
+    def mint_many(self, fn: JobFunction, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
+        """Check and encode every call before anything is written, then mint them ready now in chunks."""
+        rows, ids = [], []
+        for args, kwargs in calls:
+            args, kwargs = tuple(args), dict(kwargs)
+            if self.shape is not None:
+                self.shape.check(fn.name, args, kwargs)
+            args_json, kwargs_json = encode_args(fn.name, args, kwargs, self.limit)
+            ids.append(new_id())
+            group = self.group if self.group is not None else fn.group_of(args, kwargs)
+            rows.append(self.shared.argv_like(ids[-1], args_json, kwargs_json, group, ""))
+        if not rows:
+            return []
+        now_ms, made = self.engine.mint_rows(rows)
+        when = _when(now_ms)
+        return [JobRef(job_id, self.queue, when, m is True) for job_id, m in zip(ids, made, strict=True)]
+
+
+def usable(fn: JobFunction) -> Plan | None:
+    """fn's plan, unless this call takes the general path: no plan, or tracing on (its span, its context)."""
+    return None if tracing.on() else of(fn)
 
 
 def of(fn: JobFunction) -> Plan | None:
