@@ -34,8 +34,9 @@ _forks = 0  # forks this process came through: a child must not use its parent's
 
 
 def _forked() -> None:
-    global _forks
+    global _forks, _lock
     _forks += 1
+    _lock = threading.Lock()  # a parent's thread may have held it at the fork
 
 
 os.register_at_fork(after_in_child=_forked)
