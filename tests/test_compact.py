@@ -1,12 +1,22 @@
-"""What the enqueue speed and memory work changed: shorter ids, compact job hashes, cheap settings reads."""
+"""What the enqueue speed and memory work changed: shorter ids, compact job hashes (fields left out at their
+defaults), cheap settings reads."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from emq.contrib.tasks.compat import TaskResultStatus
+from emq.core import layout
 from emq.core.engine import Queue
+from emq.core.records import Outcome
+from emq.core.scripts import LUA_DIR
+from emq.dashboard import lists
 from emq.errors import PayloadTooLarge
-from tests import jobs
+from emq.testing import check_invariants
+from tests import jobs, tasks
+from tests.dashboard_fixtures import make_user, page_url, web_as
 
 
 def test_generated_ids_are_24_hex_digits_and_distinct(emq_env):
@@ -18,13 +28,17 @@ def test_generated_ids_are_24_hex_digits_and_distinct(emq_env):
 
 
 def test_backoff_is_stored_compactly_and_claimed_as_given(emq_env, client):
-    """(1.0, 300.0) is stored as "1,300" and a claim reads it back as (1.0, 300.0); a fraction is kept exactly."""
-    whole = jobs.add.using(backoff=(1.0, 300.0)).enqueue(1, 2)
+    """(2.0, 300.0) is stored as "2,300", a fraction exactly, the default (1.0, 300.0) not at all; a claim
+    reads each back as given."""
+    whole = jobs.add.using(backoff=(2.0, 300.0)).enqueue(1, 2)
     part = jobs.add.using(backoff=(0.25, 7.5)).enqueue(3, 4)
+    default = jobs.add.using(backoff=(1.0, 300.0)).enqueue(5, 6)
     q = Queue("default")
-    assert client.hget(q.keys.job(whole.id), "backoff") == "1,300"
+    assert client.hget(q.keys.job(whole.id), "backoff") == "2,300"
     assert client.hget(q.keys.job(part.id), "backoff") == "0.25,7.5"
-    assert {c.id: c.backoff for c in q.bclaim(2, "w")} == {whole.id: (1.0, 300.0), part.id: (0.25, 7.5)}
+    assert client.hget(q.keys.job(default.id), "backoff") is None
+    assert {c.id: c.backoff for c in q.bclaim(3, "w")} == {
+        whole.id: (2.0, 300.0), part.id: (0.25, 7.5), default.id: (1.0, 300.0)}
 
 
 def test_a_job_with_a_100_byte_argument_stays_packed_on_the_embedded_server(emq_env, client, server_url, embedded_url):
@@ -46,3 +60,111 @@ def test_settings_changed_between_two_enqueues_are_seen_at_once(emq_env, setting
         jobs.add.enqueue(1, 2)
     del settings.EMQ_MAX_PAYLOAD
     assert jobs.add.enqueue(1, 2).id
+
+
+# -- fields left out at their defaults (core/layout.py, put_job in _prelude.lua) -------------------
+
+ALWAYS = {"fn", "group", "state", "lease", "created"}  # what a job minted with every default stores
+
+
+def test_a_job_minted_with_every_default_stores_only_fn_group_state_lease_and_created(emq_env, client):
+    """args, kwargs, attempts, max_attempts, max_stalled, backoff, timeout and due are left out while they
+    hold their defaults; a value that differs is stored, also one set by a setting (not a default)."""
+    q = Queue("default")
+    plain = jobs.pid.enqueue()
+    assert set(client.hgetall(q.keys.job(plain.id))) == ALWAYS
+    given = jobs.add.using(max_attempts=5, backoff=(2, 60), timeout=7, max_stalled=0).enqueue_in(60, 1, b=2)
+    h = client.hgetall(q.keys.job(given.id))
+    assert set(h) == ALWAYS | {"args", "kwargs", "max_attempts", "max_stalled", "backoff", "timeout", "due"}
+    assert (h["args"], h["kwargs"], h["max_attempts"], h["max_stalled"], h["backoff"], h["timeout"]) == (
+        "[1]", '{"b":2}', "5", "0", "2,60", "7000,0")
+    assert int(h["due"]) - int(h["created"]) == 60_000
+
+
+def test_a_setting_that_changes_a_default_is_stored_on_each_job(emq_env, client, settings):
+    """A default is a constant, not a setting: under EMQ_MAX_ATTEMPTS = 5 each job carries its 5, so it
+    keeps it whatever the settings say when it runs."""
+    settings.EMQ_MAX_ATTEMPTS = 5
+    ref = jobs.pid.enqueue()
+    del settings.EMQ_MAX_ATTEMPTS
+    assert client.hget(Queue("default").keys.job(ref.id), "max_attempts") == "5"
+    assert Queue("default").get_job(ref.id).max_attempts == 5
+
+
+def test_the_python_defaults_are_the_scripts_and_what_default_settings_send(emq_env):
+    """core/layout.py's DEFAULTS is _prelude.lua's DEFAULT table, and a plain job under the default
+    settings sends exactly those values (so the mint leaves them out)."""
+    source = (LUA_DIR / "_prelude.lua").read_text()
+    table = re.search(r"local DEFAULT = \{(.*?)\}\n", source, re.S).group(1)
+    assert dict(re.findall(r"(\w+) = '([^']*)'", table)) == layout.DEFAULTS
+    argv = [str(v) for v in jobs.pid.spec((), {}, "").argv()]
+    sent = {"args": argv[3], "kwargs": argv[4], "max_attempts": argv[7], "max_stalled": argv[9],
+            "backoff": argv[10], "timeout": argv[14]}
+    assert sent == {k: v for k, v in layout.DEFAULTS.items() if k != "attempts"}
+
+
+@pytest.fixture
+def viewer(db):
+    return make_user("viewer", perms=("view_dashboard",))
+
+
+def test_a_default_job_reads_back_its_defaults_everywhere(emq_env, client, viewer):
+    """The engine's record, the claim, the dashboard's job page and ready list, and the tasks backend
+    read a left-out field as its default (due as created), never as None or 0."""
+    q = Queue("default")
+    ref = jobs.pid.enqueue()
+    job = q.get_job(ref.id)
+    assert (job.args, job.kwargs, job.attempts, job.max_attempts, job.due) == ([], {}, 0, 3, job.created)
+    page = web_as(viewer).get(page_url("job", queue="default", id=ref.id))
+    shown = {name: value for name, _, value in page.context["described"]}
+    created = shown["created"]
+    assert {k: shown[k] for k in ("attempts", "max_attempts", "max_stalled", "backoff", "timeout", "due")} == {
+        "attempts": "0", "max_attempts": "3", "max_stalled": "1", "backoff": "1,300", "timeout": "3600000,0",
+        "due": created}
+    assert (shown["args"], shown["kwargs"]) == ("[]", "{}")
+    (row,) = lists.ready("default", "_").slice.rows
+    assert (row.fields["attempts"], row.fields["max_attempts"], row.score) == ("0", "3", int(created))
+    (c,) = q.bclaim(1, "w")
+    assert (c.args, c.kwargs, c.max_attempts, c.backoff, c.due_ms, c.timeout_ms) == (
+        [], {}, 3, (1.0, 300.0), int(created), 3_600_000)
+    task = tasks.calculate_meaning_of_life.enqueue()
+    assert set(client.hgetall(q.keys.job(task.id))) == ALWAYS | {"meta"}
+    got = tasks.calculate_meaning_of_life.get_result(task.id)
+    assert (got.args, got.kwargs, got.attempts, got.status) == ([], {}, 0, TaskResultStatus.READY)
+
+
+def test_a_default_job_is_retried_until_its_default_attempts_then_dead(emq_env):
+    """No max_attempts stored: finish reads 3, so the third failure is final."""
+    q = Queue("default")
+    jobs.pid.enqueue()
+    states = []
+    for _ in range(3):
+        (c,) = q.bclaim(1, "w")
+        states += q.finish([Outcome(c.id, c.token, "failed", "boom", 0)])
+    assert states == ["ready", "ready", "dead"]
+    check_invariants(q)
+
+
+# Every field a job of the earlier layout stored, at its default (max_attempts and backoff differ below).
+OLD_LAYOUT = {"args": "[]", "kwargs": "{}", "attempts": "0", "max_stalled": "1", "timeout": "3600000,0"}
+
+
+def test_a_job_of_the_earlier_layout_claims_retries_and_finishes_by_its_own_fields(emq_env, client):
+    """A job minted with every field written (a queue upgraded in place) is read from them: its
+    max_attempts 2 and its zero backoff and time limit, not the defaults; it completes or dies as before."""
+    q = Queue("default")
+    refs = [jobs.pid.enqueue() for _ in range(2)]
+    for ref in refs:
+        key = q.keys.job(ref.id)
+        client.hset(key, mapping={**OLD_LAYOUT, "max_attempts": "2", "backoff": "0,0", "timeout": "5000,0",
+                                  "due": client.hget(key, "created")})
+    claimed = q.bclaim(2, "w")
+    assert [(c.max_attempts, c.backoff, c.timeout_ms, c.token) for c in claimed] == [(2, (0.0, 0.0), 5000, 1)] * 2
+    done, failing = claimed
+    assert q.finish([Outcome(done.id, 1, "completed", "7"), Outcome(failing.id, 1, "failed", "boom", 0)]) == [
+        "completed", "ready"]
+    (again,) = q.bclaim(1, "w")
+    assert (again.id, again.token) == (failing.id, 2)
+    assert q.finish([Outcome(failing.id, 2, "failed", "boom", 0)]) == ["dead"]
+    assert (q.get_job(done.id).result, q.get_job(failing.id).attempts) == (7, 2)
+    check_invariants(q)

@@ -64,6 +64,17 @@ def test_wait_on_a_never_run_job_times_out(emq_env):
     assert 0.45 <= time.monotonic() - started < 1.0
 
 
+def test_a_wait_longer_than_the_socket_timeout_returns_the_job(worker):
+    """The shared clients read with a 5 s socket timeout; a wait for a 5.5 s job outlasts it."""
+    ref = jobs.sleep_for.enqueue(5.5)
+    later = []
+    t = threading.Thread(target=lambda: later.append(asyncio.run(ref.wait_async(timeout=30)).state))
+    t.start()
+    assert ref.wait(timeout=30).state == "completed"
+    t.join(timeout=10)
+    assert later == ["completed"]
+
+
 def test_two_waiters_both_wake(worker):
     ref = jobs.sleep_for.enqueue(0.3)
     results = []

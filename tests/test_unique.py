@@ -120,3 +120,25 @@ def test_debounce_runs_once_with_the_last_calls_args_after_the_quiet_period(emq_
     assert job.state == "completed"
     assert path.read_text().splitlines() == ["call4"]
     assert job.started.timestamp() * 1000 - last_call >= 1000 - 1
+
+
+def test_a_job_that_dies_by_stalling_frees_its_key_at_once(emq_env):
+    q = Queue("default")
+    once = jobs.add.using(unique_for=600, lease=1, max_stalled=0)
+    first = once.enqueue(1, 2)
+    [claimed] = q.bclaim(10, "w")  # the worker "dies": its lease runs out, no stall allowed
+    assert claimed.id == first.id
+    wait_for(lambda: first.id in q.sweep(), timeout=5)
+    assert get_client().hget(q.keys.ns + f"job:{first.id}", "reason") == "stalled"
+    again = once.enqueue(1, 2)
+    assert again.created and again.id != first.id  # not 600 s later
+
+
+def test_a_corrupt_job_frees_its_key_when_quarantined(emq_env):
+    q = Queue("default")
+    first = jobs.add.using(unique_for=600).enqueue(1, 2)
+    get_client().hset(q.keys.ns + f"job:{first.id}", "lease", "soon")
+    assert q.bclaim(10, "w") == []
+    assert get_client().hget(q.keys.ns + f"job:{first.id}", "reason") == "corrupt"
+    again = jobs.add.using(unique_for=600).enqueue(1, 2)
+    assert again.created and again.id != first.id

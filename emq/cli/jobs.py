@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..core import registry
+from ..core import layout, registry
 from ..core.connection import get_client, guard
 from ..core.engine import Queue
 from ..core.logical import LogicalQueue
@@ -55,7 +55,7 @@ def find(queue: str, state: str, group: str | None, name: str | None, limit: int
                 for job_id in ids:
                     pipe.hmget(q.keys.job(job_id), FIELDS)
                 for job_id, values in zip(ids, pipe.execute() if ids else [], strict=True):
-                    f = dict(zip(FIELDS, values, strict=True))
+                    f = layout.filled(dict(zip(FIELDS, values, strict=True)), FIELDS)
                     if f["fn"] and (not group or f["group"] == group) and (not name or name in f["fn"]):
                         rows.append(_row(q.name, job_id, f, state, now))
                 if len(ids) < CHUNK or (state == "ready" and not group):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from . import layout
 from .lenient import loose, whole
 
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
@@ -86,7 +87,8 @@ class Claimed:
     due_ms: int = 0  # server ms it became due; claimed_ms - due_ms is its wait in the queue
     claimed_ms: int = 0  # server ms of the claim
     meta: str = ""  # "" or the JSON object minted with it (the trace context, the tasks backend's data)
-    # Time limits in ms (0: none); None: the job predates them, the worker applies EMQ_DEFAULT_TIMEOUT.
+    # Time limits in ms (0: none); bclaim sends a job's left-out limits as their default (core/layout.py).
+    # None: not given (a Claimed built by hand), the worker applies EMQ_DEFAULT_TIMEOUT.
     timeout_ms: int | None = None
     soft_timeout_ms: int = 0
     fault: str = ""  # what the worker could not decode (e.g. "args is not JSON"): it ends the job dead as corrupt
@@ -156,7 +158,7 @@ def _backoff(text: str) -> tuple[float, float]:
 
 @functools.lru_cache(maxsize=256)
 def _limits(text: str | None) -> tuple[int | None, int]:
-    """Parse "<timeout ms>,<soft ms>" once per distinct value; None (an older job) leaves it to the worker."""
+    """Parse "<timeout ms>,<soft ms>" once per distinct value; None leaves it to the worker."""
     if not text:
         return None, 0
     hard, soft = text.split(",")
@@ -215,7 +217,8 @@ class Job:
 
     @classmethod
     def from_hash(cls, queue: str, job_id: str, h: dict[str, str]) -> Job:
-        """Build from the job's hash as stored by the scripts."""
+        """Build from the job's hash as stored by the scripts (fields left out at their defaults)."""
+        h = layout.filled(h)
         return cls(
             id=job_id,
             queue=queue,

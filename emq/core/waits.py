@@ -2,13 +2,16 @@
 
 The waiter registers on the server (``flow_wait.lua``: a job that has ended answers at once), then
 parks on a blocking pop of ``finished:<id>``, which the end of the job pushes in the same script
-that records it. A parked waiter sends nothing until the pop returns; it puts the token back for
-any other waiter (the list expires with the job's result).
+that records it. It puts the token back for any other waiter (the list expires with the job's
+result). The pop blocks at most ``SLICE`` seconds a call: the shared clients read with redis-py's
+5 s socket timeout (which guards every other call against a hung server), so a longer wait is a
+pop every 4 s, not a TimeoutError from the socket.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from typing import Any
 
@@ -19,6 +22,7 @@ from . import config
 from .connection import guard, server_url
 from .engine import Queue
 
+SLICE = 4.0  # seconds one blocking pop may last: under the clients' 5 s socket timeout
 SETTLED = frozenset({"completed", "dead", "cancelled", "failed"})  # "failed": a batch that settled with failures
 _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
@@ -39,9 +43,14 @@ def _timed_out(q: Queue, job_id: str, timeout: float | None, state: str) -> Time
                         "wait longer, or see the job in the dashboard")
 
 
-def _block(timeout: float | None) -> float:
-    """BLPOP's timeout: 0 blocks for ever."""
-    return 0 if timeout is None else max(float(timeout), 0.001)
+def _slices(timeout: float | None):
+    """The timeouts of successive pops (each at most SLICE) until ``timeout`` seconds have passed."""
+    deadline = None if timeout is None else time.monotonic() + float(timeout)
+    while True:
+        left = SLICE if deadline is None else deadline - time.monotonic()
+        if left <= 0:
+            return
+        yield max(min(left, SLICE), 0.001)
 
 
 def wait_state(q: Queue, job_id: str, timeout: float | None = None) -> str:
@@ -53,11 +62,11 @@ def wait_state(q: Queue, job_id: str, timeout: float | None = None) -> str:
         raise _timed_out(q, job_id, timeout, state)
     key = q.keys.finished(job_id)
     with guard():
-        token = q.client.blpop([key], timeout=_block(timeout))
-        if token is None:
-            raise _timed_out(q, job_id, timeout, state)
-        q.client.rpush(key, token[1])
-    return token[1]
+        for block in _slices(timeout):
+            if (token := q.client.blpop([key], timeout=block)) is not None:
+                q.client.rpush(key, token[1])
+                return token[1]
+    raise _timed_out(q, job_id, timeout, state)
 
 
 async def wait_state_async(q: Queue, job_id: str, timeout: float | None = None) -> str:
@@ -70,11 +79,11 @@ async def wait_state_async(q: Queue, job_id: str, timeout: float | None = None) 
     key = q.keys.finished(job_id)
     client = _async_client()
     with guard():
-        token = await client.blpop([key], timeout=_block(timeout))
-        if token is None:
-            raise _timed_out(q, job_id, timeout, state)
-        await client.rpush(key, token[1])
-    return token[1]
+        for block in _slices(timeout):
+            if (token := await client.blpop([key], timeout=block)) is not None:
+                await client.rpush(key, token[1])
+                return token[1]
+    raise _timed_out(q, job_id, timeout, state)
 
 
 def _async_client() -> Any:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import keys
+from ..core import keys, layout
 from ..core.connection import get_client, guard
 from ..core.engine import Queue
 from . import masking
@@ -125,7 +125,7 @@ def job(queue: str, job_id: str) -> JobDetail | None:
     q, client = Queue(queue, prefix=prefix()), get_client()
     with guard():
         now = server_now(client)
-        h = client.hgetall(q.keys.job(job_id))
+        h = layout.filled(client.hgetall(q.keys.job(job_id)))  # a left-out field shows its default
     if not h:
         return None
     try:

@@ -230,8 +230,8 @@ def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
     rows = [r[5 * i : 5 * i + 5] for i in range(len(groups))]
     pipe = client.pipeline(transaction=False)
     for row in rows:
-        pipe.hget(q.keys.job(row[3] or "-"), "due")
-    dues = pipe.execute()
+        pipe.hmget(q.keys.job(row[3] or "-"), "due", "created")  # no due: due when created (core/layout.py)
+    dues = [due or created for due, created in pipe.execute()]
     return [
         GroupRow(g, int(depth or 0), int(active or 0), None if cap is None else int(cap),
                  int(due) if head and due else None, bool(paused))

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import layout
+
 PAGE = 50  # rows per page
 SCAN_BUDGET = 2000  # entries a filtered page reads at most per request
 CHUNK = 500  # entries read per round trip while scanning
@@ -90,11 +92,13 @@ def _range(client: Any, key: str, start: int, count: int, desc: bool) -> list[tu
 
 
 def hmget_many(client: Any, keys: Sequence[str], fields: Sequence[str]) -> list[dict[str, str | None]]:
-    """HMGET the same fields of many hashes in one pipelined round trip."""
+    """HMGET the same fields of many jobs in one pipelined round trip, the ones a mint left out at their
+    defaults (core/layout.py); a job that is gone reads as all None."""
+    read = layout.reads(fields)
     pipe = client.pipeline(transaction=False)
     for key in keys:
-        pipe.hmget(key, list(fields))
-    return [dict(zip(fields, values, strict=True)) for values in pipe.execute()]
+        pipe.hmget(key, read)
+    return [layout.filled_hmget(fields, values) for values in pipe.execute()]
 
 
 def page(client: Any, key: str, job_key: Any, start: int, fields: Sequence[str], *, desc: bool,

@@ -1,17 +1,12 @@
 --[[
   _flowctl: flow control helpers (unique jobs, debounce, rate limits); scripts.py prepends it,
   after _prelude, only to the scripts that call one of its functions.
-  Suffixes used here: unique:<key> (string: the id of the job that holds the key),
+  Suffixes used here: unique:<key> (string: the id of the job that holds the key; freed by
+                                     _prelude's unique_free),
                       rates (hash: group | "*" | "" (whole queue) -> "<limit>,<per ms>"),
                       rlog:<group> / rlog: (zset: start ms of the jobs started in the last window),
                       rhold (zset: group | "" -> ms its hold ends), rout (set: held groups off the ring)
 ]]
-
--- Let a unique key go, if the job still holds it (a later mint may own it by now).
-local function unique_free(id, spec)
-  local key = ns .. 'unique:' .. string.sub(spec, 3)
-  if redis.call('GET', key) == id then redis.call('DEL', key) end
-end
 
 -- A mint with a uniqueness spec in its if_absent field (ARGV[b + 2]):
 --   "U<window ms>|<s|f>|<key>"  unique: at most one job per key in the window; frees at start / finish

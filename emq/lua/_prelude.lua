@@ -6,7 +6,7 @@
               migrating the queue's slot refuses the script (TRYAGAIN) rather than run it
               against half the keys; each operation's header lists KEYS[1] only
   Suffixes used here: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, scheduled,
-                      wake, pumpwake, leases, dead, reclaims, stats
+                      wake, pumpwake, leases, dead, reclaims, stats, unique:<key>
 ]]
 -- ns (KEYS[1]) is bound in _events.lua, loaded before this file; the ready counter and the ring's
 -- membership (ready_add, ring_join, ring_drop_*) are _counters.lua's, loaded between them.
@@ -18,6 +18,14 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+
+-- The fields put_job leaves out of a job's hash while they hold these values, and due while it equals
+-- created: a job minted with every default stores fn, state, group, lease and created, about a third of
+-- what a queued job costs the server less. Every reader takes an absent field as its default
+-- (`f or DEFAULT.<field>`); a job minted with every field (an earlier version) reads the same.
+-- emq/core/layout.py keeps the same table for the Python readers (a test compares the two).
+local DEFAULT = {args = '[]', kwargs = '{}', attempts = '0', max_attempts = '3', max_stalled = '1',
+  backoff = '1,300', timeout = '3600000,0'}
 
 -- Leave at most one token in a wake list: one parked waiter is enough to start a chain.
 local function wake(suffix)
@@ -177,10 +185,20 @@ local function trim(suffix, now, ttl, keep, added)
   end
 end
 
--- Move a job to the dead-letter set.
+-- Let a unique key go, if the job still holds it (a later mint may own it by now); spec is the
+-- job's "unique" field, "<s|f>|<key>" (_flowctl.lua's unique_mint writes it).
+local function unique_free(id, spec)
+  local key = ns .. 'unique:' .. string.sub(spec, 3)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+
+-- Move a job to the dead-letter set. However it dies (failed, stalled, corrupt, a flow's parent
+-- failed), its unique key frees at once rather than when its window ends.
 local function bury(key, id, now, error_text, reason)
+  local spec = redis.call('HGET', key, 'unique')
   redis.call('HSET', key, 'state', 'dead', 'error', error_text, 'finished', now, 'reason', reason)
   redis.call('ZADD', ns .. 'dead', now, id)
+  if spec then unique_free(id, spec) end
 end
 
 -- Count outcomes in the stats hash and in the current minute's bucket (kept ~65 min for the chart).
@@ -246,9 +264,9 @@ local function reclaim_expired(now, limit)
       local line = 'stalled: lease expired (worker ' .. (f[5] or '?') .. ')'
       redis.call('HSET', key, 'stalled', stalled, 'reclaimed_at', now, 'reclaimed_from', f[5] or '')
       redis.call('ZADD', ns .. 'reclaims', now, id)
-      note_error(key, tonumber(f[6]) or 0, now, line)
+      note_error(key, tonumber(f[6] or DEFAULT.attempts) or 0, now, line)
       released[f[2]] = (released[f[2]] or 0) + 1
-      if stalled > (tonumber(f[4] or '1') or 1) then
+      if stalled > (tonumber(f[4] or DEFAULT.max_stalled) or 1) then
         bury(key, id, now, line, 'stalled')
         dead = dead + 1
         emit('stalled', id, 'dead')
@@ -277,32 +295,53 @@ end
 -- lease, max_stalled, backoff, origin, priority, meta, timeout (engine.MintSpec.argv builds it).
 local JOB_FIELDS = 15
 
+-- The fields put_job writes only when they differ from DEFAULT: name, then ARGV offset in the job's fields.
+local OPTIONAL = {'args', 4, 'kwargs', 5, 'max_attempts', 8, 'max_stalled', 10, 'backoff', 11, 'timeout', 15}
+
+-- The due time of a mint's due spec: "" now, "+<ms>" after a delay, "@<epoch ms>".
+local function due_at(spec, now)
+  if spec == '' then return now end
+  local v = tonumber(string.sub(spec, 2))
+  if string.sub(spec, 1, 1) == '+' then return now + v end
+  return v
+end
+
+-- Append a field and its value to a list of HSET arguments.
+local function put(h, name, value)
+  local n = #h
+  h[n + 1] = name
+  h[n + 2] = value
+end
+
+-- The HSET arguments of a new job from its ARGV fields at b: the fields every job has, then the
+-- optional ones that differ from DEFAULT, due unless it is now, origin, priority and meta when given.
+local function job_hash(b, state, now, due, priority)
+  local h = {'fn', ARGV[b + 3], 'group', ARGV[b + 6], 'state', state, 'lease', ARGV[b + 9], 'created', now}
+  for i = 1, #OPTIONAL, 2 do
+    local v = ARGV[b + OPTIONAL[i + 1]]
+    if v ~= DEFAULT[OPTIONAL[i]] then put(h, OPTIONAL[i], v) end
+  end
+  if due ~= now then put(h, 'due', due) end
+  if ARGV[b + 12] ~= '' then put(h, 'origin', ARGV[b + 12]) end
+  if priority ~= 0 then put(h, 'priority', priority) end
+  if ARGV[b + 14] ~= '' then put(h, 'meta', ARGV[b + 14]) end
+  return h
+end
+
 -- Create one job from the JOB_FIELDS ARGV fields at ARGV[b+1..]; if_absent forces keep-if-exists on.
 -- A ready job goes to push(group, id, front) (lane_push, or mint's batching); front = priority > 0
 -- puts it at the head of its lane (Django tasks' priority; see backends.py). Returns created 0|1
 -- and whether the job is ready now; mint and repeat_mint share it.
 local function put_job(b, now, if_absent, push)
-  local id, group, due_spec = ARGV[b + 1], ARGV[b + 6], ARGV[b + 7]
+  local id, group = ARGV[b + 1], ARGV[b + 6]
   local key = ns .. 'job:' .. id
   if (if_absent or ARGV[b + 2] == '1') and redis.call('EXISTS', key) == 1 then return 0, false end
-  local due = now
-  if due_spec ~= '' then
-    local v = tonumber(string.sub(due_spec, 2))
-    if string.sub(due_spec, 1, 1) == '+' then due = now + v else due = v end
-  end
+  local due = due_at(ARGV[b + 7], now)
   local state = 'ready'
   if due > now then state = 'scheduled' end
-  redis.call('HSET', key, 'fn', ARGV[b + 3], 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5],
-    'group', group, 'state', state, 'attempts', 0, 'max_attempts', ARGV[b + 8],
-    'lease', ARGV[b + 9], 'max_stalled', ARGV[b + 10], 'backoff', ARGV[b + 11],
-    'timeout', ARGV[b + 15], 'created', now, 'due', due)
-  if ARGV[b + 12] ~= '' then redis.call('HSET', key, 'origin', ARGV[b + 12]) end
   local priority = tonumber(ARGV[b + 13])
-  if priority ~= 0 then
-    redis.call('HSET', key, 'priority', priority)
-    prio_mark(group)  -- its group's ready jobs go through a sorted set from now on (_prio.lua)
-  end
-  if ARGV[b + 14] ~= '' then redis.call('HSET', key, 'meta', ARGV[b + 14]) end
+  redis.call('HSET', key, unpack(job_hash(b, state, now, due, priority)))
+  if priority ~= 0 then prio_mark(group) end  -- its group's ready jobs go through a sorted set from now on (_prio.lua)
   if state == 'ready' then
     push(group, id, priority > 0)
     return 1, true

@@ -19,9 +19,9 @@ for i, id in ipairs(ARGV) do
   elseif f[1] ~= 'dead' then
     out[i] = f[1]
   else
-    local budget = tonumber(f[5] or f[4] or '1')
+    local budget = tonumber(f[5] or f[4] or DEFAULT.max_attempts)
     redis.call('HSET', key, 'state', 'ready', 'due', now, 'stalled', 0, 'budget', budget,
-      'max_attempts', tonumber(f[3] or '0') + budget, 'revived_at', now)
+      'max_attempts', tonumber(f[3] or DEFAULT.attempts) + budget, 'revived_at', now)
     redis.call('HDEL', key, 'finished', 'reason')
     redis.call('ZREM', ns .. 'dead', id)
     lane_push(f[2], id, false)

@@ -19,7 +19,7 @@
            group, due_ms, meta, timeout}
            token = the job's attempts after the increment: its fencing token; due_ms = when it became
            due (now - due_ms is its wait in the queue); meta = "" or the JSON object mint stored;
-           timeout = "<ms>,<soft ms>" (0: none), or nil for a job minted before time limits
+           timeout = "<ms>,<soft ms>" (0: none); a field the job's hash left out is sent as its default
 ]]
 local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
@@ -57,16 +57,18 @@ local function lease_one(id, group, capped)
   if not id then return end
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
-    'due', 'meta', 'timeout', 'group', 'unique')
+    'due', 'meta', 'timeout', 'group', 'unique', 'created')
   if f[1] ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
     if f[1] then misplaced(key, id, f[1], group, now) end
     return
   end
-  local fault = claim_fault(f[2], f[5], f[8], f[6], f[12] == group and group)
+  -- Fields a mint left out hold their defaults, due its creation time (_prelude.lua's DEFAULT).
+  local max_attempts = f[6] or DEFAULT.max_attempts
+  local fault = claim_fault(f[2], f[5], f[8], max_attempts, f[12] == group and group)
   if fault then return quarantine(key, id, now, fault) end
   if f[13] and string.sub(f[13], 1, 1) == 's' then unique_free(id, f[13]) end  -- unique_until="start"
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
-  local token = tonumber(f[8] or '0') + 1
+  local token = tonumber(f[8] or DEFAULT.attempts) + 1
   local expiry = now + tonumber(f[5])
   redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
     'worker', worker)
@@ -82,7 +84,8 @@ local function lease_one(id, group, capped)
   got = got + 1
   if limited then rate_note(group, id .. ':' .. token, now) end
   -- A missing field is false (HMGET), never nil, so ipairs reaches the end; false is sent as nil.
-  for _, v in ipairs({id, token, f[2], f[3], f[4], f[5], f[6], f[7], group, f[9] or now, f[10] or '', f[11]}) do
+  for _, v in ipairs({id, token, f[2], f[3] or DEFAULT.args, f[4] or DEFAULT.kwargs, f[5], max_attempts,
+      f[7] or DEFAULT.backoff, group, f[9] or f[14] or now, f[10] or '', f[11] or DEFAULT.timeout}) do
     out[#out + 1] = v
   end
 end

@@ -50,7 +50,7 @@ for i = 3, #ARGV do
   elseif state ~= 'scheduled' and state ~= 'ready' and state ~= 'active' and state ~= 'waiting' then
     out[#out + 1] = state
   else
-    note_error(key, f[3] or 0, now, line)
+    note_error(key, f[3] or DEFAULT.attempts, now, line)
     redis.call('HSET', key, 'state', 'cancelled', 'finished', now, 'error', line, 'cancelled_from', state)
     redis.call('ZADD', ns .. 'cancelled', now, id)
     cancelled = cancelled + 1

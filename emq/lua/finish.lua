@@ -58,8 +58,7 @@ local function fail(key, id, f, outcome, text, retry_ms)
     return 'scheduled'
   end
   local reason = outcome == 'discarded' and 'discarded' or 'failed'
-  bury(key, id, now, text, reason)
-  if f[7] then unique_free(id, f[7]) end
+  bury(key, id, now, text, reason)  -- frees its unique key too
   dead = dead + 1
   emit('dead', id, reason)
   if f[6] then flow_finished(id, 'dead', now) end
@@ -71,6 +70,7 @@ for i = 0, n - 1 do
   local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled', 'notify', 'unique')
+  f[3] = f[3] or DEFAULT.max_attempts  -- left out at its default by the mint (_prelude.lua)
   if not f[1] then
     lease_gone(id)
     out[#out + 1] = 'missing'

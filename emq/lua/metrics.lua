@@ -18,7 +18,8 @@ local oldest = -1
 for _, group in ipairs(redis.call('LRANGE', ns .. 'ring', 0, heads - 1)) do
   local id = redis.call('LINDEX', ns .. 'lane:' .. group, 0)
   if id then
-    local due = tonumber(redis.call('HGET', ns .. 'job:' .. id, 'due') or '-1')
+    local f = redis.call('HMGET', ns .. 'job:' .. id, 'due', 'created')  -- no due: it was due when created
+    local due = tonumber(f[1] or f[2] or '-1')
     if due >= 0 and (oldest < 0 or due < oldest) then oldest = due end
   end
 end

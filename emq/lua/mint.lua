@@ -19,6 +19,8 @@
                       becomes ready (mint, promotion), so it passes its own group's waiting work only
           meta        "" or a JSON object kept for the caller (e.g. the django.tasks backend's data)
           timeout     "<ms>,<soft ms>" time limit of each attempt and its soft limit (0: none)
+  The job's hash leaves out args, kwargs, max_attempts, max_stalled, backoff and timeout while they equal
+  their defaults, and due while it is now (put_job, DEFAULT in _prelude.lua).
   Derived: job:<id>, lane:<group>, ring, lanes, caps, active, paused:groups, scheduled, wake, pumpwake, stats
   Returns: {now_ms, created_1, ..., created_n}   created = 1 new job, 0 an existing job kept its id,
            or the id of the job that holds the item's unique key (the call minted nothing)

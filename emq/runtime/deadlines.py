@@ -51,7 +51,7 @@ class Watch:
 
 
 def limits(held: Held) -> tuple[float, float]:
-    """The job's time limit and soft limit in seconds (inf: none); an older job gets EMQ_DEFAULT_TIMEOUT."""
+    """The job's time limit and soft limit in seconds (inf: none); none given (None) gets EMQ_DEFAULT_TIMEOUT."""
     hard_ms, soft_ms = held.job.timeout_ms, held.job.soft_timeout_ms
     if hard_ms is None:
         default = config.get("EMQ_DEFAULT_TIMEOUT")
