@@ -53,11 +53,9 @@ class MintSpec:
 
     def argv_like(self, job_id: str, args_json: str, kwargs_json: str, group: str, due: str) -> list[Any]:
         """``argv`` of a job that differs from this one in these fields only (an enqueue's plan fills them in)."""
-        return [
-            job_id, "1" if self.if_absent else (self.unique or "0"), self.name, args_json, kwargs_json, group, due,
-            self.max_attempts, self.lease_ms, self.max_stalled, _pair(*self.backoff), self.origin, int(self.priority),
-            self.meta, _pair(int(self.timeout_ms), int(self.soft_timeout_ms)),
-        ]
+        return [job_id, "1" if self.if_absent else (self.unique or "0"), self.name, args_json, kwargs_json, group,
+                due, self.max_attempts, self.lease_ms, self.max_stalled, _pair(*self.backoff), self.origin,
+                int(self.priority), self.meta, _pair(int(self.timeout_ms), int(self.soft_timeout_ms))]
 
 
 @functools.lru_cache(maxsize=256)
