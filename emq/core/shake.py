@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 
-HELPER = re.compile(r"^(?:local function (\w+)\(|(\w+) = function\().*?^end\n", re.M | re.S)
+# A helper's text never runs into the next top-level definition: a one-line helper stays other code.
+DEFINITION = r"^(?:local function (\w+)\(|(\w+) = function\()"
+HELPER = re.compile(DEFINITION + r"(?:(?!^local function |^\w+ = function\().)*?^end\n", re.M | re.S)
 COMMENT = re.compile(r"--\[\[.*?\]\]|--[^\n]*", re.S)
 DECLARATION = re.compile(r"^local [\w, ]+$", re.M)
 WORD = re.compile(r"\w+")
