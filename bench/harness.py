@@ -77,6 +77,7 @@ class WorkerProc:
         self.spawned = time.time()
         self.up: float | None = None
         self.cpu_up = 0.0  # CPU seconds of the worker's processes when its "up" line came
+        self.cpu_done = 0.0  # ...when wait_completed saw the last job completed (see there)
         self.lines: collections.deque[str] = collections.deque(maxlen=50)
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "emq_worker", "--queues", queue, *args],
@@ -98,6 +99,19 @@ class WorkerProc:
                 raise RuntimeError("worker did not start:\n" + "\n".join(self.lines))
             time.sleep(0.002)
         return self.up
+
+    def exited(self) -> int | None:
+        """Its exit code once it exited, else None. It is not reaped here: a burst worker that exits
+        right after its last job keeps its CPU figures readable in /proc until ``stop`` reaps it."""
+        if self.proc.returncode is not None:
+            return self.proc.returncode
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return self.proc.poll()
+        if info is None:
+            return None
+        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
 
     def stop(self, timeout: float = 30.0, burst: bool = False) -> int:
         """SIGTERM and wait; a burst worker is first given the chance to exit by itself."""
@@ -124,13 +138,20 @@ def wait_completed(ctx: Ctx, queue: str, total: int, label: str, proc: WorkerPro
     """Poll the queue's completed counter with a progress bar until it reaches total."""
     bar = Progress(label, total)
     deadline = time.monotonic() + timeout
+    cpu = 0.0
     while (done := completed(ctx, queue)) < total:
+        if proc is not None:
+            cpu = tree_cpu(proc.proc.pid) or cpu
         bar.update(done)
-        if proc is not None and proc.proc.poll() is not None and proc.proc.returncode != 0:
-            raise RuntimeError(f"worker exited {proc.proc.returncode}:\n" + "\n".join(proc.lines))
+        if proc is not None and (code := proc.exited()) not in (None, 0):
+            raise RuntimeError(f"worker exited {code}:\n" + "\n".join(proc.lines))
         if time.monotonic() > deadline:
             raise RuntimeError(f"{label}: only {done}/{total} completed after {timeout}s")
         time.sleep(0.02)
+    if proc is not None:
+        # Read now, unless it exited meanwhile (a burst worker): then its CPU would count its shutdown
+        # too, so the last reading before the end stands (one 20 ms poll short of it at most).
+        proc.cpu_done = tree_cpu(proc.proc.pid) if proc.exited() is None else cpu
     bar.close()
 
 
@@ -184,10 +205,13 @@ def tree_cpu(pid: int) -> float:
     """
     try:
         total = cpu_seconds(pid, reaped=True)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    try:  # an exited process not yet reaped (see WorkerProc.exited) has its figures, but no tasks
         children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
                     for c in (task / "children").read_text().split()]
     except (FileNotFoundError, ProcessLookupError):
-        return 0.0
+        children = []
     return total + sum(tree_cpu(c) for c in children)
 
 

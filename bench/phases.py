@@ -24,7 +24,6 @@ from bench.harness import (
     results,
     script_usec,
     server_cpu,
-    tree_cpu,
     wait_completed,
 )
 from bench.memory import memory
@@ -111,7 +110,7 @@ def _drain_once(ctx: Ctx, n: int, processes: int, label: str, concurrency: int =
         cpu0 = server_cpu(ctx)
     w = WorkerProc(ctx, queue, *args, env=env)
     wait_completed(ctx, queue, n, label, w)
-    client_cpu = tree_cpu(w.proc.pid) - w.cpu_up
+    client_cpu = w.cpu_done - w.cpu_up
     out = {"client_cpu_usec_per_job": client_cpu * 1e6 / n}
     if ctx.private:
         out["server_cpu_usec_per_job"] = (server_cpu(ctx) - cpu0) * 1e6 / n

@@ -55,6 +55,25 @@ def test_a_jobs_own_log_record_carries_its_job_in_text_and_json(emq_env, capture
     assert outside, "records outside a job still format %(job_id)s (as empty)"
 
 
+def test_a_worker_that_parks_has_said_its_completed_lines(emq_env, captured):
+    """A worker gone idle has written every completed line (each is held back one round trip at most), job fields on."""
+    from emq.runtime.worker import Worker
+
+    text, _ = captured
+    refs = [jobs.add.enqueue(i, 1) for i in range(3)]
+    w = Worker(["default"], concurrency=2, pump=False, park_timeout=30)
+    t = threading.Thread(target=w.run)
+    t.start()
+    try:
+        wait_for(lambda: all(f"job id={r.id} name=tests.jobs.add state=completed attempt=1 ms=" in text.getvalue()
+                             for r in refs), timeout=10, what="the three completed lines, from a parked worker")
+        line = next(x for x in text.getvalue().splitlines() if f"job id={refs[0].id}" in x)
+        assert line.startswith(f"{refs[0].id}|tests.jobs.add|default|1|")  # the job's fields on the record
+    finally:
+        w.stop()
+        t.join(timeout=10)
+
+
 def test_json_lines_from_a_real_worker(emq_env):
     """EMQ_LOG_FORMAT=json: every line of a worker process is one JSON object; the job's line has its id."""
     ref = jobs.logs_x.enqueue()

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import layout
+from .frozen import built
 from .lenient import loose, whole
 
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
@@ -62,11 +63,7 @@ class MintSpec:
 def _pair(a: float, b: float) -> str:
     """"<a>,<b>" as a job stores its backoff and its time limits, formatted once per distinct value
     (every job of a function shares them); whole numbers without ".0": 4 bytes less a job."""
-    return f"{_num(a)},{_num(b)}"
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(float(x))
+    return ",".join(str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(float(x)) for x in (a, b))
 
 
 @dataclass(frozen=True)
@@ -113,8 +110,8 @@ class Claimed:
     @classmethod
     def _decode(cls, fields: list, now: int) -> Claimed:
         jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = fields
-        return cls(jid, int(token), name, _json(args, list), _json(kwargs, dict), int(lease), int(max_attempts),
-                   _backoff(backoff), group, int(due), now, meta, *_limits(limits))
+        return built(cls, (jid, int(token), name, _json(args, list), _json(kwargs, dict), int(lease),
+                           int(max_attempts), _backoff(backoff), group, int(due), now, meta, *_limits(limits), ""))
 
 
 def _json(text: str, kind: type) -> Any:

@@ -25,7 +25,7 @@ import functools
 import hashlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,13 +149,15 @@ def _refusal(exc: Exception) -> bool:
 
 
 def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
-             raise_on_error: bool = True) -> list[Any]:
+             raise_on_error: bool = True, meanwhile: Callable[[], None] | None = None) -> list[Any]:
     """Run several scripts in one pipelined round trip; a script refused or missing is run again alone.
 
     An error reply raises, unless raise_on_error is False: then it is returned in its place (the
-    server may refuse one script of the round trip and run the next, e.g. at maxmemory)."""
+    server may refuse one script of the round trip and run the next, e.g. at maxmemory).
+    ``meanwhile`` is called once the scripts are on the wire, before their replies are read: client
+    work that overlaps the server's (it must not raise)."""
     if isinstance(client, redis.Redis):
-        replies = _send_and_read(client, calls)
+        replies = _send_and_read(client, calls, meanwhile)
     else:
         pipe = client.pipeline(transaction=False)
         for name, keys, args in calls:
@@ -165,6 +167,8 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
             # one more round trip each), and fails for as long as that node is down (a failover).
             node = client.get_node_from_key(full[0])
             pipe.execute_command("EVALSHA", current(name).sha, len(full), *full, *args, target_nodes=node)
+        if meanwhile is not None:
+            meanwhile()
         replies = pipe.execute(raise_on_error=False)
     for i, reply in enumerate(replies):
         if isinstance(reply, NoScriptError) or (isinstance(reply, REFUSED) and _refusal(reply)):
@@ -187,14 +191,15 @@ def run_one(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) ->
     return reply
 
 
-def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> list[Any]:
+def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
+                   meanwhile: Callable[[], None] | None = None) -> list[Any]:
     """A pipeline without redis-py's Pipeline object: on the worker's hot path (a round trip
     every ~10 jobs) building, executing and resetting one cost more CPU than the jobs did."""
     commands = []
     for name, keys, args in calls:
         full = declared(keys)
         commands.append(("EVALSHA", current(name).sha, len(full), *full, *args))
-    return _exchange(client, commands)
+    return _exchange(client, commands, meanwhile)
 
 
 def run_fenced(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],

@@ -17,7 +17,7 @@ import collections
 import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError, DataError, ResponseError, TimeoutError
@@ -42,13 +42,19 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-def exchange(client: Any, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
-    """Send commands on one connection of a plain client and read every reply (errors as values)."""
+def exchange(client: Any, commands: Sequence[tuple[Any, ...]], meanwhile: Callable[[], None] | None = None,
+             ) -> list[Any]:
+    """Send commands on one connection of a plain client and read every reply (errors as values).
+
+    ``meanwhile`` is called once the commands are on the wire, before their replies are read (client
+    work that overlaps the server's; it must not raise)."""
     conn = _checkout(client)
     try:
         if _stale(conn):
             conn.disconnect()  # sending reconnects it
         conn.send_packed_command(pack(conn, commands))
+        if meanwhile is not None:
+            meanwhile()
         replies: list[Any] = []
         for _ in commands:
             try:

@@ -110,10 +110,12 @@ class Deadlines:
                 break
             except BaseException:  # a limit that arrived before the lock was ours: it is spent, leave again
                 continue
-        with self._lock:
-            w = self.watched.get(id(held))
-            if w is not None and w.abandon_at == math.inf:
-                del self.watched[id(held)]
+        key = id(held)
+        if key in self.watched:  # a job without limits was never watched (a dict's read needs no lock)
+            with self._lock:
+                w = self.watched.get(key)
+                if w is not None and w.abandon_at == math.inf:
+                    del self.watched[key]
         return mine
 
     def stop(self, held: Held, kind: type[BaseException]) -> bool:
@@ -147,12 +149,14 @@ class Deadlines:
             held.interrupt(kind)
 
     def _watch(self, w: Watch, now: float) -> None:
+        at = w.next_at
         with self._lock:
             self.watched[id(w.held)] = w
-            self._shortest = min(self._shortest, w.next_at - now)
-            sooner = w.next_at < self._next_at
+            if at - now < self._shortest:
+                self._shortest = at - now
+            sooner = at < self._next_at
             if sooner:
-                self._next_at = w.next_at
+                self._next_at = at
         if sooner:  # most jobs end long before their limit: the watchdog sleeps on
             self._wake.set()
 

@@ -66,6 +66,22 @@ class Leases:
         with self._lock:
             self._held.pop(held.key, None)
 
+    def hold_all(self, helds: list[Held]) -> None:
+        """Hold the jobs of one claim (one queue): one lock and one renewal nudge a batch, not a job."""
+        if not helds:
+            return
+        renewer = self._renewers[helds[0].queue.name]
+        with self._lock:
+            for h in helds:
+                self._held[h.key] = h
+                h.nudge = renewer.progressed
+        renewer.nudge(min(h.job.lease_ms for h in helds))
+
+    def drop_all(self, helds: list[Held]) -> None:
+        with self._lock:
+            for h in helds:
+                self._held.pop(h.key, None)
+
     def of_queue(self, name: str) -> list[Held]:
         with self._lock:
             return [h for h in self._held.values() if h.queue.name == name]

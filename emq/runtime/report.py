@@ -1,6 +1,7 @@
 """What the worker says: about finished attempts (a log line each, the ``job_finished`` signal), and on stop.
 
-Both come after the server recorded the batch, with the state its finish script decided.
+Both come after the server recorded the batch, with the state its finish script decided; a
+completed line a round trip later (``say``).
 """
 
 from __future__ import annotations
@@ -9,27 +10,40 @@ import logging
 import time
 
 from ..core import config
-from ..core.records import Outcome
+from ..core.records import Claimed, Outcome
 from . import outcomes, signals
 from .held import Held
 from .logs import fields
 
 log = logging.getLogger("emq.worker")
 COMPLETED = "job id=%s name=%s state=completed attempt=%s ms=%s"
+_new_record = object.__new__
 
 
-def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str]) -> None:
-    """Log each attempt the server settled (by the state it decided) and tell the receivers."""
-    # Decided once a batch: at 20,000+ jobs/s a line per success is the loop thread's largest cost
-    # after the round trip, so a silenced one (EMQ_LOG_COMPLETED = False, or INFO off) costs nothing.
+# A completed line held back until the next round trip is on the wire: (queue, job, ms it ran).
+Unsaid = list[tuple[str, Claimed, int]]
+
+
+def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str], unsaid: Unsaid) -> None:
+    """Log each attempt the server settled (by the state it decided) and tell the receivers.
+
+    A completed attempt's line goes to ``unsaid``: ``say`` writes it while the next round trip is on
+    the wire, so the server's time hides the line's (the loop thread writes one a job). The other
+    lines and the signals go at once: a retried attempt's ``job_finished`` comes before its next start.
+    """
+    # Decided once a batch: a silenced line (EMQ_LOG_COMPLETED = False, or INFO off) costs nothing.
     completed = config.get("EMQ_LOG_COMPLETED") and log.isEnabledFor(logging.INFO)
     receivers = bool(signals.job_finished.receivers)
     now = time.monotonic()
     for (held, o), state in zip(done, states, strict=True):
-        if state == "completed" and not completed and not receivers:
-            continue
+        if state == "completed":
+            if completed:
+                unsaid.append((queue, held.job, int((now - held.started) * 1000)))
+            if not receivers:
+                continue
         seconds = now - held.started
-        _log(queue, held, o, state, seconds, completed)
+        if state != "completed":
+            _warn(queue, held.job, o, state, int(seconds * 1000))
         if receivers:
             signals.job_finished.send(
                 None, queue=queue, job=held.job, attempt=held.job.token, state=state,
@@ -37,17 +51,27 @@ def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str]) ->
             )
 
 
-def _log(queue: str, held: Held, o: Outcome, state: str, seconds: float, completed: bool) -> None:
-    job, ms = held.job, int(seconds * 1000)
-    if state == "completed":
-        if completed:
-            # Built here rather than by log.info: the logger's search of the caller's frame is a third
-            # of a line's cost, and the loop thread writes one line per job (~9 us instead of ~12).
-            args = (job.id, job.name, job.token, ms)
-            record = logging.LogRecord(log.name, logging.INFO, __file__, 0, COMPLETED, args, None)
-            record.__dict__.update(fields(job.id, job.name, queue, job.token))
-            log.handle(record)
-    elif state in ("stale", "missing"):
+def say(unsaid: Unsaid) -> None:
+    """Write the completed lines held back, and forget them.
+
+    The records are built here rather than by ``log.info``: the logger's search of the caller's
+    frame and LogRecord's own set-up (source path, thread, process) are most of a line's cost and
+    the same for every line a call writes, so each record starts as a copy of one made per call.
+    """
+    if not unsaid:
+        return
+    template = logging.LogRecord(log.name, logging.INFO, __file__, 0, COMPLETED, None, None).__dict__
+    for queue, job, ms in unsaid:
+        record = _new_record(logging.LogRecord)
+        record.__dict__.update(template)
+        record.args = (job.id, job.name, job.token, ms)
+        record.job_id, record.job_name, record.queue, record.attempt = job.id, job.name, queue, job.token
+        log.handle(record)
+    unsaid.clear()
+
+
+def _warn(queue: str, job: Claimed, o: Outcome, state: str, ms: int) -> None:
+    if state in ("stale", "missing"):
         log.warning("job id=%s name=%s state=%s attempt=%s ms=%s", job.id, job.name, state, job.token, ms,
                     extra=fields(job.id, job.name, queue, job.token))
     else:

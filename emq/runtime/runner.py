@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.encoding import dumps
+from ..core.frozen import built
 from ..core.records import Claimed, Outcome
 from ..jobs import Flag, JobContext, Options, lookup
 from ..jobs.context import current
@@ -43,16 +44,15 @@ def _is_coroutine(func: Callable[..., Any]) -> bool:
 
 def _call(queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
     fn = lookup(job.name)
-    args = list(job.args)
     if fn.options.takes_context:
-        args.insert(0, JobContext(job.id, queue, job.token, job.token, job.lease_ms, stop or Flag(), sink))
-    return fn.func(*args, **job.kwargs)
+        ctx = JobContext(job.id, queue, job.token, job.token, job.lease_ms, stop or Flag(), sink)
+        return fn.func(ctx, *job.args, **job.kwargs)
+    return fn.func(*job.args, **job.kwargs)
 
 
 def _completed(job: Claimed, result: Any) -> Outcome:
-    if result is None:  # the common case, without the encoder
-        return Outcome(job.id, job.token, "completed", "null")
-    return Outcome(job.id, job.token, "completed", dumps(result))
+    """The outcome of an attempt that returned result (``built``: one a job, on the slot's thread)."""
+    return built(Outcome, (job.id, job.token, "completed", "null" if result is None else dumps(result), 0, None))
 
 
 def _options(name: str) -> Options | None:
@@ -98,7 +98,7 @@ def _execute(queue: str, job: Claimed, stop: Flag | None, leave: Callable[[], No
     running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
     try:
         result: Any = _call(queue, job, stop, sink)
-        if inspect.isawaitable(result):
+        if result is not None and inspect.isawaitable(result):  # None: most jobs, without the check
             result = asyncio.run(_await(result))
     except BaseException as exc:  # a job's failure is data, SystemExit included: recorded, never fatal
         error = exc

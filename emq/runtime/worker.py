@@ -37,6 +37,7 @@ from .outage import Outage
 from .outbox import Outbox
 from .pump import Pump
 from .slots import Slots
+from .wire import Wire
 
 log = logging.getLogger("emq.worker")
 # Seconds between a worker's retries in an outage, at most: its held outcomes must reach a restarted
@@ -72,6 +73,8 @@ class Worker:
         self.stopping: float | None = None  # monotonic time the stop was asked
         self.stops = self.told = 0  # stops asked, and said
         self.idle = IdleBudget(burst)
+        self.unsaid: report.Unsaid = []  # completed lines said during the next round trip (report.say)
+        self.wire = Wire(self.queues)  # the queues on the loop's own connection
 
     def run(self) -> int:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
@@ -84,10 +87,12 @@ class Worker:
             while not self._pass():
                 pass
         finally:
+            self._say()
             for part in (self.aio, self.metronome, *([self.pump] if self.pump else []), self.leases, self.slots,
                          self.deadlines):
                 part.close()
             self.heartbeat.close()
+            self.wire.close()
         log.info("worker %s stopped after %s jobs", self.id, self.processed)
         return 1 if self.deadlines.exhausted else 0  # a drain for stuck threads: the supervisor starts another
 
@@ -107,13 +112,16 @@ class Worker:
         try:
             claimed = _exchange(self, outcomes, free)
         except Exception as exc:  # a server state (full, away...) or a refused call: wait, never die
+            self._say()
             return self._outage(exc)
         if self.talked:
             self.outage.ok(f"; sent {len(outcomes)} held outcome(s) before claiming" if outcomes else "")
         if self.stopping is not None:
+            self._say()
             return self._stop_pass()
         if claimed:
-            return False
+            return False  # its outcomes come soon: the next round trip says the lines held back
+        self._say()  # no round trip ahead to hide them behind: say them before any wait
         if self._free() <= 0:
             self.signal.wait(RECHECK)
             return False
@@ -158,33 +166,20 @@ class Worker:
 
     def _arrived(self) -> list[tuple[Held, Outcome]]:
         out = self.outbox.arrived()
-        for held, _ in out:
-            self.running -= 1
-            self.running_async -= held.is_async
-            self.leases.drop(held)
+        if out:
+            self.running -= len(out)
+            self.running_async -= sum(held.is_async for held, _ in out)
+            self.leases.drop_all([held for held, _ in out])
         return out
 
-    def _dispatch(self, q: Queue, job: Claimed) -> None:
-        """Start one claimed job; one that cannot start ends dead as corrupt, the batch goes on."""
-        try:
-            if job.fault:
-                raise ValueError(job.fault)
-            self._start(q, job)
-        except Exception as exc:
-            log.error("job id=%s name=%s is corrupt: %s; ending it dead", job.id, job.name, exc)
-            self.outbox.keep([(Held(q, job), Outcome(job.id, job.token, "corrupt", str(exc)[:500]))])
-            self.signal.set()
+    def _corrupt(self, q: Queue, job: Claimed, exc: object) -> None:
+        """End a job that cannot start dead as corrupt; the rest of its batch goes on."""
+        log.error("job id=%s name=%s is corrupt: %s; ending it dead", job.id, job.name, exc)
+        self.outbox.keep([(Held(q, job), Outcome(job.id, job.token, "corrupt", str(exc)[:500]))])
+        self.signal.set()
 
-    def _start(self, q: Queue, job: Claimed) -> None:
-        held = Held(q, job)
-        self.leases.hold(held)
-        self.running += 1
-        if runner.is_async(job.name):
-            held.is_async = True
-            self.running_async += 1
-            self.aio.submit(_run_async(self, held))
-        else:
-            self.slots.submit(held)
+    def _say(self) -> None:
+        report.say(self.unsaid)
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
@@ -207,7 +202,7 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
         if done or want > 0:
             self.talked = True
             try:
-                ex = exchange(q, [o for _, o in done], max(want, 0), self.id)
+                ex = exchange(self.wire[i], [o for _, o in done], max(want, 0), self.id, self._say)
             except Exception:
                 self.outbox.keep(done + [item for items in by_queue.values() for item in items])
                 raise
@@ -215,9 +210,8 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
                 self.outbox.keep(done)  # refused: offered again (held through the outage)
             else:
                 self.processed += len(done)
-                report.finished(q.name, done, ex.states)
-            for job in ex.claimed:
-                self._dispatch(q, job)
+                report.finished(q.name, done, ex.states, self.unsaid)
+            _dispatch(self, q, ex.claimed)
             claimed += len(ex.claimed)
             per_queue[i] += len(ex.claimed)
             free = claimed if self.order.stops(want, len(ex.claimed)) else free  # --strict: the next queues wait
@@ -226,6 +220,37 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
                 raise ex.error
     self.order.charge(per_queue)  # weights count jobs claimed, not passes
     return claimed
+
+
+def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
+    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt."""
+    now = time.monotonic()
+    helds = []
+    for job in jobs:
+        if job.fault:
+            self._corrupt(q, job, job.fault)
+        else:
+            helds.append(Held(q, job, now))
+    self.leases.hold_all(helds)
+    self.running += len(helds)
+    kinds: dict[str, bool] = {}  # asked once per function a batch
+    for held in helds:
+        name = held.job.name
+        if (is_async := kinds.get(name)) is None:
+            is_async = kinds[name] = runner.is_async(name)
+        try:
+            _start(self, held, is_async)
+        except Exception as exc:
+            self._corrupt(q, held.job, exc)
+
+
+def _start(self: Worker, held: Held, is_async: bool) -> None:
+    if is_async:
+        held.is_async = True
+        self.running_async += 1
+        self.aio.submit(_run_async(self, held))
+    else:
+        self.slots.submit(held)
 
 
 def _register(self: Worker) -> None:

@@ -6,7 +6,7 @@ one method of a class here that knows its script's ARGV order and names the repl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import config, scripts, topology
@@ -35,11 +35,13 @@ class Ops:
         with guard():
             return scripts.run(self.client, name, [self.keys.ns], args)
 
-    def _run_many(self, calls: Sequence[tuple[str, Sequence[Any]]], raise_on_error: bool = True) -> list[Any]:
-        """Run several scripts of this queue in one pipelined round trip (error replies as values on request)."""
+    def _run_many(self, calls: Sequence[tuple[str, Sequence[Any]]], raise_on_error: bool = True,
+                  meanwhile: Callable[[], None] | None = None) -> list[Any]:
+        """Run several scripts of this queue in one pipelined round trip (error replies as values on request;
+        ``meanwhile`` runs while they are on the wire, see ``scripts.run_many``)."""
         with guard():
             return scripts.run_many(self.client, [(name, [self.keys.ns], args) for name, args in calls],
-                                    raise_on_error)
+                                    raise_on_error, meanwhile)
 
     def _run_one(self, name: str, args: Sequence[Any]) -> Any:
         """Run one script of this queue as ``_run_many`` would, on an enqueue's hot path (``scripts.run_one``)."""

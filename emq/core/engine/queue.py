@@ -6,7 +6,7 @@ place that knows its script's ARGV order (see the headers in ``emq/lua/``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,15 +147,17 @@ class Exchange:
     error: Exception | None
 
 
-def exchange(self: Queue, outcomes: Sequence[Outcome], n: int, worker_id: str) -> Exchange:
+def exchange(self: Queue, outcomes: Sequence[Outcome], n: int, worker_id: str,
+             meanwhile: Callable[[], None] | None = None) -> Exchange:
     """``finish_and_claim`` for a worker that must know what the server took when it refused part of
-    the round trip (full, read-only...): the finish's states or None, the claim's jobs, the error."""
+    the round trip (full, read-only...): the finish's states or None, the claim's jobs, the error.
+    ``meanwhile`` runs while the round trip is on the wire (the worker writes its last lines then)."""
     calls: list[tuple[str, list[Any]]] = []
     if outcomes:
         calls.append(("finish", _finish_argv(outcomes[:MAX_BATCH])))
     if n > 0:
         calls.append(("bclaim", [min(n, MAX_BATCH), worker_id]))
-    replies = self._run_many(calls, raise_on_error=False)
+    replies = self._run_many(calls, raise_on_error=False, meanwhile=meanwhile)
     errors = [r for r in replies if isinstance(r, Exception)]
     states = replies[0] if outcomes and not isinstance(replies[0], Exception) else None
     claimed = Claimed.from_reply(replies[-1]) if n > 0 and not isinstance(replies[-1], Exception) else []
