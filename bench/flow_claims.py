@@ -10,8 +10,10 @@ per second by ``bclaim(100)`` loops, and minted per second by ``mint`` chunks of
                                  minute (each starts 2 and is held off the ring, 3 wait)
     100,000 groups, * rated      and a "*" limit too high to hold anyone: every start is logged
     priorities                   one group, every job with a priority from -100..100 (the sorted set)
-Each figure is the median of --rounds runs on a fresh prefix. EMQ_TREE=<another checkout> runs
-the same on that tree's emq (e.g. main's, for a before/after; it has no rate limits to set).
+    1,000 groups x 100           100 jobs a group: each group's lane outlives the batch (no lane closes)
+Each figure is the median of --rounds runs on a fresh prefix; "server" is the claim scripts' own time
+per job (INFO commandstats: evalsha usec / jobs), which the client's share of the machine moves less.
+EMQ_TREE=<another checkout> runs the same on that tree's emq (e.g. main's, for a before/after).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def run(label: str, all_specs, setup=None) -> dict:
     for start in range(0, len(all_specs), 1000):
         q.mint(all_specs[start : start + 1000])
     mint_s = time.perf_counter() - t0
+    q.client.config_resetstat()
     claimed, t0 = 0, time.perf_counter()
     while True:
         got = len(q.bclaim(100, "bench"))
@@ -56,8 +59,9 @@ def run(label: str, all_specs, setup=None) -> dict:
             break
         claimed += got
     claim_s = time.perf_counter() - t0
+    server_us = q.client.info("commandstats").get("cmdstat_evalsha", {}).get("usec", 0)
     return {"label": label, "minted_per_s": len(all_specs) / mint_s, "claimed": claimed,
-            "claimed_per_s": claimed / claim_s}
+            "claimed_per_s": claimed / claim_s, "server_us": server_us / max(claimed, 1)}
 
 
 def main() -> int:
@@ -95,6 +99,7 @@ def main() -> int:
         "100,000 groups": lambda: run("100,000 groups", specs(n, lambda i: f"g{i}")),
         "100,000 groups, 1,000 rated": lambda: run("rated", rated(), limit),
         "100,000 groups, * rated": lambda: run("each rated", rated(), lambda q: limit(q, each=True)),
+        "1,000 groups x 100": lambda: run("1,000 x 100", specs(n, lambda i: f"h{i % 1000}")),
         "priorities": lambda: run("one group, priorities", specs(n, lambda i: "one", lambda i: (i * 37) % 201 - 100)),
     }
     try:
@@ -104,8 +109,9 @@ def main() -> int:
             rounds = [scenario() for _ in range(opts.rounds)]
             claim = statistics.median(r["claimed_per_s"] for r in rounds)
             mint = statistics.median(r["minted_per_s"] for r in rounds)
+            server = statistics.median(r["server_us"] for r in rounds)
             print(f"{name:<28} claimed {rounds[0]['claimed']:>7,}  {claim:>10,.0f} jobs/s claimed  "
-                  f"{mint:>10,.0f} jobs/s minted", flush=True)
+                  f"server {server:5.2f} us/job  {mint:>10,.0f} jobs/s minted", flush=True)
     finally:
         embedded.stop(folder)
     return 0

@@ -182,3 +182,55 @@ def test_counts_take_under_a_millisecond_of_the_server_at_200000_groups(emq_env,
     per_call = (after["usec"] - before["usec"]) / (after["calls"] - before["calls"])
     print(f"\ncounts at 200,000 groups: {per_call:.1f} us of the server a call")
     assert per_call <= 1000
+
+
+def test_a_lane_popped_ahead_gives_its_extra_job_back_and_a_lane_left_empty_leaves_the_ring(emq_env):
+    """bclaim pops one id more than it takes: the extra serves the group's next turn or goes back to
+    the lane's head (FIFO kept), and a lane that answered fewer leaves the ring and the lane set."""
+    q = Queue("default")
+    for g, n in (("a", 2), ("b", 1), ("c", 3)):
+        jobs.add.using(group=g).enqueue_many([((g, i), {}) for i in range(n)])
+    assert [c.args for c in q.bclaim(2, "w")] == [["a", 0], ["b", 0]]
+    assert q.client.lrange(q.keys.ring, 0, -1) == ["c", "a"] and q.client.llen(q.keys.lane("a")) == 1
+    assert q.client.smembers(q.keys.lanes) == {"a", "c"} == q.client.smembers(q.keys.ring_in)
+    assert_counts_exact("default")
+    assert [c.args for c in q.bclaim(10, "w")] == [["c", 0], ["a", 1], ["c", 1], ["c", 2]]
+    assert not q.client.exists(q.keys.ring, q.keys.ring_in, q.keys.lanes, q.keys.lane("a"), q.keys.lane("c"))
+    assert_counts_exact("default")
+
+
+def test_a_job_alone_in_its_lane_costs_one_command_more_than_one_of_a_busy_lane(emq_env, client, request):
+    """Commands run inside the claim scripts per job (INFO commandstats): 300 one-job groups against
+    300 jobs of one group. A lone lane's extra is its own LPOP; the ring, the lane set and the active
+    counts are written once a batch, not once a group (DESIGN rule 8)."""
+    from emq.core.records import MintSpec
+
+    if on_the_cluster(request):
+        pytest.skip("INFO commandstats of one node: measured on a single server")
+
+    def commands_per_job(group_of) -> float:
+        q = Queue(f"cost-{group_of(1)}")
+        q.mint([MintSpec(f"j{i}", "tests.jobs.add", "[1, 2]", "{}", group_of(i), "", 1, 30_000, 1, (1.0, 1.0))
+                for i in range(300)])
+        client.config_resetstat()
+        while q.bclaim(100, "w"):
+            pass
+        stats = client.info("commandstats")
+        return sum(v["calls"] for k, v in stats.items() if k not in ("cmdstat_evalsha", "cmdstat_eval")) / 300
+
+    busy, lone = commands_per_job(lambda i: "one"), commands_per_job(lambda i: f"g{i}")
+    print(f"\ncommands a job inside bclaim: one group {busy:.2f}, one-job groups {lone:.2f}")
+    assert lone - busy <= 1.1
+
+
+def test_a_lane_whose_last_job_was_popped_ahead_leaves_the_ring_on_its_next_turn(emq_env):
+    """Two groups, one batch of several turns: the group whose second (last) job waited as the spare
+    leaves the ring and the lane set when that job is leased, not a batch later."""
+    q = Queue("default")
+    jobs.add.using(group="a").enqueue_many([(("a", i), {}) for i in range(2)])
+    jobs.add.using(group="b").enqueue_many([(("b", i), {}) for i in range(5)])
+    assert [c.args for c in q.bclaim(4, "w")] == [["a", 0], ["b", 0], ["a", 1], ["b", 1]]
+    assert q.client.lrange(q.keys.ring, 0, -1) == ["b"] and q.client.smembers(q.keys.lanes) == {"b"}
+    assert_counts_exact("default")
+    assert [c.args for c in q.bclaim(10, "w")] == [["b", 2], ["b", 3], ["b", 4]]
+    assert_counts_exact("default")

@@ -13,9 +13,9 @@
              exactly once however the walk and the changes interleave
     exact    every change of a lane adds its delta
   ring:in (set): the groups in the ring list, each once. A group joins the ring only when SADD says
-  it was not in it, so taking it off needs no scan: bclaim removes a group it has just rotated to
-  the ring's tail (O(1)), and a group whose lane a cancel emptied stays in the list until bclaim
-  comes round to it and drops it (lazy removal).
+  it was not in it, so taking it off needs no scan: bclaim visits the ring's head from a snapshot and
+  cuts the groups that leave as it writes the turn back (LTRIM, RPUSH), and a group whose lane a
+  cancel emptied stays in the list until bclaim comes round to it and drops it (lazy removal).
 ]]
 local counters_mode = nil  -- the counters' mode, read once per script call
 
@@ -58,13 +58,6 @@ end
 -- Put a group at the ring's tail unless it is in the ring already (it keeps its turn then).
 local function ring_join(group)
   if redis.call('SADD', ns .. 'ring:in', group) == 1 then redis.call('RPUSH', ns .. 'ring', group) end
-end
-
--- Take a group off the ring from its tail end (bclaim: it has just been rotated there, at most a
--- batch from the tail); a group not in the ring is not looked for. Returns 1 when it was in it.
-local function ring_drop_tail(group)
-  if redis.call('SREM', ns .. 'ring:in', group) == 0 then return 0 end
-  return redis.call('LREM', ns .. 'ring', -1, group)
 end
 
 -- Take a group off the ring at once, scanning the ring: only for rare, manual changes (pause, a

@@ -51,32 +51,51 @@ end
 local RATES = {}  -- this call's reads of rates: group -> {limit, per ms} | false
 local HOLDS = nil  -- whether the queue has a hold (read once a call)
 
-local function rate_spec(group)
-  local c = RATES[group]
-  if c ~= nil then return c end
-  local s = redis.call('HGET', ns .. 'rates', group)
+local HOLDAT = {}  -- this call's reads of rhold: group -> ms its hold ends | false (rate_prefetch)
+
+-- A limit as stored ("<limit>,<per ms>"), or the "*" limit for a group without its own.
+local function rate_parse(group, s)
   if not s and group ~= '' then
     if RATES['*'] == nil then RATES['*'] = redis.call('HGET', ns .. 'rates', '*') or false end
     s = RATES['*']
   end
-  c = false
-  if s then
-    local limit, per = string.match(s, '^(%d+),(%d+)$')
-    c = {tonumber(limit), tonumber(per)}
-  end
+  if not s then return false end
+  local limit, per = string.match(s, '^(%d+),(%d+)$')
+  return {tonumber(limit), tonumber(per)}
+end
+
+local function rate_spec(group)
+  local c = RATES[group]
+  if c ~= nil then return c end
+  c = rate_parse(group, redis.call('HGET', ns .. 'rates', group))
   RATES[group] = c
   return c
+end
+
+-- A claim about to visit these groups reads their limits and holds with one command each, not one a group.
+local function rate_prefetch(groups)
+  if HOLDS == nil then HOLDS = redis.call('EXISTS', ns .. 'rhold') == 1 end
+  if HOLDS then
+    local at = redis.call('ZMSCORE', ns .. 'rhold', unpack(groups))
+    for i, group in ipairs(groups) do HOLDAT[group] = at[i] or false end
+  end
+  local specs = redis.call('HMGET', ns .. 'rates', unpack(groups))
+  for i, group in ipairs(groups) do
+    if RATES[group] == nil then RATES[group] = rate_parse(group, specs[i] or nil) end
+  end
 end
 
 -- How many more jobs of a group ("" the whole queue) may start now: nil without a limit, <= 0 when
 -- held (its window is full, or a job raised RateLimited). A hold past its end (the Pump is late) ends here.
 local function rate_room(group, now)
   if HOLDS == nil then HOLDS = redis.call('EXISTS', ns .. 'rhold') == 1 end
-  local h = HOLDS and redis.call('ZSCORE', ns .. 'rhold', group)
+  local h = HOLDS and HOLDAT[group]
+  if h == nil then h = redis.call('ZSCORE', ns .. 'rhold', group) end
   if h then
     if tonumber(h) > now then return 0 end
     redis.call('ZREM', ns .. 'rhold', group)
     redis.call('SREM', ns .. 'rout', group)
+    HOLDAT[group] = false
   end
   local c = rate_spec(group)
   if not c then return nil end
@@ -101,7 +120,7 @@ local function rate_hold(group, untl)
   local cur = redis.call('ZSCORE', ns .. 'rhold', group)
   if cur and tonumber(cur) >= untl then return end
   redis.call('ZADD', ns .. 'rhold', untl, group)
-  HOLDS, RHOLD = true, true
+  HOLDS, RHOLD, HOLDAT[group] = true, true, untl
   if untl < tonumber(redis.call('GET', ns .. 'pumpnext') or '0') then wake('pumpwake') end
 end
 
@@ -121,6 +140,7 @@ local function rate_release(now, limit)
   local woke = false
   for _, group in ipairs(due) do
     redis.call('ZREM', ns .. 'rhold', group)
+    HOLDAT[group] = false
     if group == '' then
       woke = true
     elseif redis.call('SREM', ns .. 'rout', group) == 1 and redis.call('EXISTS', ns .. 'lane:' .. group) == 1

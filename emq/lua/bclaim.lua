@@ -1,10 +1,18 @@
 --[[
   bclaim: lease up to ARGV[1] ready jobs in one round trip, rotating the ring of lanes.
   Each claim takes the lane at the ring's head and rotates it to the tail, so groups share
-  the queue fairly even inside one batch; a lone lane is popped in one LPOP. A lane found empty
-  (a cancel emptied it) or at its cap leaves the ring from its tail, where it has just been rotated
-  (_counters.lua: no scan of the ring). A paused queue answers nothing (one EXISTS, after the idle
-  check); paused groups are off the ring already.
+  the queue fairly even inside one batch; a lane alone on the ring is popped in one LPOP.
+  The rotation is not made one LMOVE a job: a turn reads the ring's head a chunk at a time
+  (LRANGE), with the chunk's caps and rate limits (one HMGET / ZMSCORE each), and writes the
+  turn back once (LTRIM the visited groups, RPUSH those that stay). A lane's pop asks for one
+  id more than it takes, so a lane left empty is known at once (no EXISTS); the extra id is the
+  group's next turn or goes back to the lane's head. A lane found empty (its last job claimed,
+  or a cancel emptied it) or with no room left under its cap or rate limit leaves the ring as the
+  turn is written (_counters.lua: no scan of the ring); the groups that left the ring and the
+  lane set leave ring:in and lanes in one SREM each, and the active counts take one HMGET and
+  one HSET a batch, so a job alone in its lane costs one command more than one of a busy lane.
+  A paused queue answers nothing (one EXISTS, after the idle check); paused groups are off the
+  ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
@@ -25,7 +33,9 @@ local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
 local ring = ns .. 'ring'
 local out = {now}
-local got, leases, held, taken, drained = 0, {}, {}, {}, {}
+local got, leases, held, taken = 0, {}, {}, {}
+local dropped, drained = {}, {}  -- groups that left the ring this call; of them, those whose lane emptied
+local spare = {}  -- group -> the id popped ahead of its turn (pop)
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
@@ -43,13 +53,24 @@ if limited then
   if q_room then want = math.min(want, q_room) end
 end
 
--- How many more jobs a group may start now (nil: no cap).
+-- How many more jobs a group may start now under its cap (nil: no cap); called only when the queue has caps.
+local CAPS = {}  -- group -> cap | false, read a chunk of the ring at a time (prefetch)
 local function room(group)
-  if not has_caps then return nil end
-  local cap = redis.call('HGET', ns .. 'caps', group)
+  local cap = CAPS[group]
+  if cap == nil then cap = tonumber(redis.call('HGET', ns .. 'caps', group) or '') or false end
   if not cap then return nil end
   local active = tonumber(redis.call('HGET', ns .. 'active', group) or '0')
-  return tonumber(cap) - active - (taken[group] or 0)
+  return cap - active - (taken[group] or 0)
+end
+
+-- Read the caps and rate limits of the groups about to be visited in one command each, not one a group.
+local function prefetch(groups)
+  if #groups == 0 then return end
+  if has_caps then
+    local caps = redis.call('HMGET', ns .. 'caps', unpack(groups))
+    for i, group in ipairs(groups) do CAPS[group] = tonumber(caps[i] or '') or false end
+  end
+  if limited then rate_prefetch(groups) end
 end
 
 local function lease_one(id, group, capped)
@@ -90,41 +111,103 @@ local function lease_one(id, group, capped)
   end
 end
 
-while got < want and ringlen > 0 do
-  local group = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
-  local take = 1
-  if ringlen == 1 then take = want - got end
-  local r = room(group)
-  local capped = r ~= nil
+
+-- Lease up to n jobs from the head of a group's lane; returns how many ids it took from the lane and
+-- whether the lane is empty now. A pop asks for one id more than it needs: a lane that answers fewer
+-- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
+-- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
+local lanes_at = ns .. 'lane:'
+local function pop(group, n, capped)
+  local used, s = 0, spare[group]
+  if s then
+    spare[group] = nil
+    lease_one(s, group, capped)
+    used = 1
+  end
+  local k = n - used + 1
+  local more = redis.call('LPOP', lanes_at .. group, k) or {}
+  local m = #more
+  if m > 0 then ready_batch(group, -m) end
+  local empty = m < k
+  if not empty then spare[group], m = more[m], m - 1 end
+  for i = 1, m do lease_one(more[i], group, capped) end
+  return used + m, empty
+end
+
+-- A group's turn: take one job (all it may when alone on the ring); false when it leaves the ring:
+-- its lane is empty (then it leaves the lane set too), or its cap or rate limit has no more room.
+local function visit(group, alone)
+  local take = alone and want - got or 1
+  local r = has_caps and room(group)
+  local capped = r ~= nil and r ~= false
   local rr = limited and rate_room(group, now)  -- rate room (_flowctl.lua): nil/false without a limit
   if rr and (not r or rr < r) then r = rr end
   if r and r < take then take = math.max(r, 0) end
-  local ids = {}
-  if take > 0 then ids = redis.call('LPOP', ns .. 'lane:' .. group, take) or {} end
-  if #ids > 0 then ready_batch(group, -#ids) end
-  for _, id in ipairs(ids) do lease_one(id, group, capped) end
-  if rr and rr - #ids <= 0 then rate_exhausted(group) end
-  local empty = #ids < take or take == 0
-  if empty then drained[group] = (take > 0) end
-  if empty or (r and r - #ids <= 0) then
-    ring_drop_tail(group)
-    ringlen = ringlen - 1
+  local popped, empty = 0, false
+  if take > 0 then popped, empty = pop(group, take, capped) end
+  if rr and rr - popped <= 0 then rate_exhausted(group) end
+  if empty then
+    drained[#drained + 1] = group
+    return false
   end
+  return not (r and r - popped <= 0)
 end
 
--- A lane popped one at a time may have emptied: drop it from the ring and the lane set.
-for group, _ in pairs(taken) do
-  if drained[group] == nil and redis.call('EXISTS', ns .. 'lane:' .. group) == 0 then
-    drained[group] = true
-    if ring_drop_tail(group) > 0 then ringlen = ringlen - 1 end
+-- One turn of the ring: its groups visited from the head in order, read a chunk at a time (LRANGE),
+-- never rotated one by one. The groups that stay move to the tail in that order and those that
+-- leave are cut, with one LTRIM and one RPUSH at the turn's end (none when every group stayed).
+local function turn()
+  local len, seen, keep, chunk, at = ringlen, 0, {}, {}, 0
+  while got < want and seen < len do
+    if at == #chunk then
+      chunk = redis.call('LRANGE', ring, seen, seen + want - got - 1)
+      if #chunk == 0 then break end
+      prefetch(chunk)
+      at = 0
+    end
+    at = at + 1
+    seen = seen + 1
+    local group = chunk[at]
+    if visit(group, seen == len and #keep == 0) then
+      keep[#keep + 1] = group
+    else
+      dropped[#dropped + 1] = group
+    end
   end
-end
-for group, empty in pairs(drained) do
-  if empty then
-    redis.call('SREM', ns .. 'lanes', group)
-    prio_drained(group)
+  if seen < len or #keep < len then
+    redis.call('LTRIM', ring, seen, -1)
+    if #keep > 0 then redis.call('RPUSH', ring, unpack(keep)) end
   end
+  ringlen = len - seen + #keep
 end
+
+-- Call f with the items of a list, at most 1000 at a time (unpack's limit is a few thousand).
+local function each_chunk(list, f)
+  for i = 1, #list, 1000 do f({unpack(list, i, math.min(i + 999, #list))}) end
+end
+
+-- Add each group's new leases to its active count: one read and one write for the whole batch.
+local function active_take()
+  local groups, args = {}, {}
+  for group, _ in pairs(taken) do groups[#groups + 1] = group end
+  if #groups == 0 then return end
+  local cur = redis.call('HMGET', ns .. 'active', unpack(groups))
+  for i, group in ipairs(groups) do
+    args[#args + 1] = group
+    args[#args + 1] = tonumber(cur[i] or '0') + taken[group]
+  end
+  redis.call('HSET', ns .. 'active', unpack(args))
+end
+
+while got < want and ringlen > 0 do turn() end
+-- An id popped ahead and not used goes back to the head of its lane.
+for group, id in pairs(spare) do
+  redis.call('LPUSH', lanes_at .. group, id)
+  ready_batch(group, 1)
+end
+each_chunk(dropped, function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
+each_chunk(drained, function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
+for _, group in ipairs(drained) do prio_drained(group) end
 ready_settle()
 
 if limited and got > 0 and rate_room('', now) == 0 then rate_exhausted('') end
@@ -135,7 +218,7 @@ if got > 0 then
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
   local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')
   if first_expiry < next_tick then wake('pumpwake') end
-  for group, k in pairs(taken) do redis.call('HINCRBY', ns .. 'active', group, k) end
+  active_take()
   count(now, 'claimed', got)
   -- Work left behind: pass the baton to the next parked worker.
   if ringlen > 0 then wake('wake') end
