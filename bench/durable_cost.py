@@ -84,7 +84,7 @@ def measure(url: str, a) -> None:
     from django.conf import settings
 
     from bench import jobs
-    from emq.core import connection
+    from emq.core import config, connection
 
     settings.EMQ_URL, settings.EMQ_PREFIX, settings.EMQ_DURABLE_TIMEOUT = url, "durable-cost", 5.0
     connection.reset()
@@ -94,6 +94,7 @@ def measure(url: str, a) -> None:
     for r in range(a.rounds):
         for label, mode, fsync in MODES:
             settings.EMQ_DURABLE = mode
+            config.changed()  # set directly, not through override_settings: say so to emq's memo
             client.config_set("appendfsync", fsync or "everysec")
             fn = jobs.noop.using(queue=f"q{r}")
             n = a.n if fsync != "everysec" else max(20, a.n // 100)  # ~100 ms each: a few seconds' worth

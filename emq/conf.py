@@ -1,7 +1,8 @@
 """Django's settings as emq's settings: installs the reader ``emq.core.config`` uses.
 
 Imported by ``emq/__init__.py``, so the reader is in place before any part of emq runs. Values
-are read at call time, never at import time, so ``override_settings`` is seen at once.
+are read at call time, never at import time, so ``override_settings`` is seen at once; the few
+values the hot paths derive from them (``config.memo``) are dropped on Django's ``setting_changed``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.utils.functional import empty
 
 from .core import config
@@ -30,6 +32,16 @@ def _read(name: str, default: Any) -> Any:
     return value
 
 
-config.install(_read)
+def _changed(**kwargs: Any) -> None:
+    config.changed()  # any setting: EMQ_DATA_DIR falls back to BASE_DIR
+
+
+def _source() -> Any:
+    """The object settings are read from now: override_settings puts another in its place."""
+    return _proxy.get("_wrapped", empty)
+
+
+config.install(_read, _source)
+setting_changed.connect(_changed, dispatch_uid="emq-config-epoch")
 get = config.get
 DEFAULTS = config.DEFAULTS

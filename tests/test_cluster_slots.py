@@ -129,13 +129,13 @@ def test_every_header_declares_only_the_namespace(name):
 
 
 def script_calls() -> list[tuple[Path, ast.Call]]:
-    """Every call of scripts.run / run_many / run_fenced in emq/, with the file it is in."""
+    """Every call of scripts.run / run_one / run_many / run_fenced in emq/, with the file it is in."""
     found = []
     for path in EMQ.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("run", "run_many", "run_fenced") and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "scripts"):
+                    and node.func.attr in ("run", "run_one", "run_many", "run_fenced")
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "scripts"):
                 found.append((path, node))
     return found
 
@@ -153,7 +153,7 @@ def test_every_wrapper_passes_exactly_the_queue_namespace():
     """Python passes [<queue>.keys.ns] as a script's keys: one slot, and scripts.run adds its guard."""
     keys_args = []
     for path, call in script_calls():
-        if call.func.attr == "run":
+        if call.func.attr in ("run", "run_one"):
             keys_args.append((path.name, ast.unparse(call.args[2])))
         else:  # run_many(client, [(name, keys, argv), ...]): the middle of each 3-tuple
             keys_args += [(path.name, ast.unparse(t.elts[1])) for t in ast.walk(call.args[1])

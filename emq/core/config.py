@@ -64,15 +64,53 @@ DEFAULTS: dict[str, Any] = {
 
 Reader = Callable[[str, Any], Any]
 _reader: Reader | None = None
+# Values derived from settings on the hot paths (an enqueue's plan, the script for EMQ_EVENTS, the
+# client's key) are kept with the epoch they were worked out in, and worked out again once it moved.
+# It moves on ``changed`` (Django's ``setting_changed``, which ``emq/conf.py`` connects) and when
+# the object the settings are read from is another one (override_settings swaps it, and a setting
+# deleted through pytest-django's fixture sends no signal).
+epoch = 0
+_memo: dict[Any, Any] = {}
+_source: Callable[[], Any] | None = None
+_seen: Any = None
 
 
-def install(reader: Reader) -> None:
-    """Read settings through reader(name, default) from now on (``emq/conf.py`` installs Django's)."""
-    global _reader
-    _reader = reader
+def install(reader: Reader, source: Callable[[], Any] | None = None) -> None:
+    """Read settings through reader(name, default) from now on (``emq/conf.py`` installs Django's);
+    source() returns the object they are read from, whose replacement means they changed."""
+    global _reader, _source
+    _reader, _source = reader, source
+    changed()
 
 
 def get(name: str) -> Any:
     """Return an emq setting: the project's value, else the default."""
     default = DEFAULTS[name]
     return default if _reader is None else _reader(name, default)
+
+
+def changed() -> None:
+    """A setting changed: forget every value derived from settings (``memo``, ``current_epoch``)."""
+    global epoch
+    _memo.clear()
+    epoch += 1
+
+
+def current_epoch() -> int:
+    """The settings' epoch now: a value kept with an older one is stale."""
+    global _seen
+    source = None if _source is None else _source()
+    if source is not _seen:
+        _seen = source
+        changed()
+    return epoch
+
+
+def memo(key: Any, build: Callable[..., Any], *args: Any) -> Any:
+    """``build(*args)``, a value derived from settings, worked out once until a setting changes."""
+    current_epoch()
+    try:
+        return _memo[key]
+    except KeyError:
+        value = _memo[key] = build(*args)
+        return value

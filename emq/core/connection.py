@@ -48,7 +48,7 @@ def server_url() -> str:
 
 def get_client() -> Any:
     """The shared client for the configured server (thread-safe; one pool per process)."""
-    key = (config.get("EMQ_URL") or f"embedded:{data_dir()}", bool(config.get("EMQ_CLUSTER")))
+    key = config.memo("client", _client_key)
     client = _clients.get(key)
     if client is None:
         with _lock:
@@ -57,6 +57,10 @@ def get_client() -> Any:
                 with guard():  # a cluster client connects as it is built
                     client = _clients[key] = _connect(server_url(), key[1])
     return client
+
+
+def _client_key() -> tuple[str, bool]:
+    return config.get("EMQ_URL") or f"embedded:{data_dir()}", bool(config.get("EMQ_CLUSTER"))
 
 
 def _connect(url: str, cluster: bool, **extra: Any) -> Any:
@@ -127,7 +131,8 @@ def forget() -> None:
 
 
 def reset() -> None:
-    """Forget cached clients, e.g. when settings change in tests."""
+    """Forget cached clients, e.g. when settings change in tests (also set directly, without a signal)."""
+    config.changed()
     with _lock:
         for client in _clients.values():
             with contextlib.suppress(Exception):

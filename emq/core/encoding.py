@@ -26,11 +26,15 @@ def dumps(value: Any) -> str:
     return _encoder.encode(value)
 
 
-def encode_args(name: str, args: tuple, kwargs: dict) -> tuple[str, str]:
-    """Encode a call's arguments or raise TypeError naming the argument that is not JSON."""
+def encode_args(name: str, args: tuple, kwargs: dict, limit: int | None = None) -> tuple[str, str]:
+    """Encode a call's arguments or raise TypeError naming the argument that is not JSON.
+
+    limit: EMQ_MAX_PAYLOAD when the caller read it already (an enqueue's plan); None reads it now.
+    """
+    limit = config.get("EMQ_MAX_PAYLOAD") if limit is None else limit
     if not args and not kwargs:  # a call without arguments: nothing to encode or check but the size
-        if len(EMPTY[0]) + len(EMPTY[1]) > config.get("EMQ_MAX_PAYLOAD"):
-            _too_large(name, len(EMPTY[0]) + len(EMPTY[1]))
+        if len(EMPTY[0]) + len(EMPTY[1]) > limit:
+            _too_large(name, len(EMPTY[0]) + len(EMPTY[1]), limit)
         return EMPTY
     try:
         a, k = dumps(list(args)), dumps(kwargs)
@@ -39,13 +43,12 @@ def encode_args(name: str, args: tuple, kwargs: dict) -> tuple[str, str]:
         raise
     _check_shapes(name, args, kwargs)
     size = len(a) + len(k) if a.isascii() and k.isascii() else len(a.encode()) + len(k.encode())
-    if size > config.get("EMQ_MAX_PAYLOAD"):
-        _too_large(name, size)
+    if size > limit:
+        _too_large(name, size, limit)
     return a, k
 
 
-def _too_large(name: str, size: int) -> None:
-    limit = config.get("EMQ_MAX_PAYLOAD")
+def _too_large(name: str, size: int, limit: int) -> None:
     raise PayloadTooLarge(
         f"arguments of {name} encode to {size} bytes, over EMQ_MAX_PAYLOAD ({limit}); "
         "store large data elsewhere (a model row, a file) and pass its id"

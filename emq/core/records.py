@@ -50,23 +50,20 @@ class MintSpec:
 
     def argv(self) -> list[Any]:
         """The 15 ARGV fields of one job, in mint.lua's order."""
-        return [
-            self.id, "1" if self.if_absent else (self.unique or "0"), self.name, self.args_json, self.kwargs_json,
-            self.group, self.due, self.max_attempts, self.lease_ms, self.max_stalled,
-            _pair(*self.backoff), self.origin, int(self.priority), self.meta,
-            _pair(int(self.timeout_ms), int(self.soft_timeout_ms)),
-        ]
+        return self.argv_like(self.id, self.args_json, self.kwargs_json, self.group, self.due)
+
+    def argv_like(self, job_id: str, args_json: str, kwargs_json: str, group: str, due: str) -> list[Any]:
+        """``argv`` of a job that differs from this one in these fields only (an enqueue's plan fills them in)."""
+        return [job_id, "1" if self.if_absent else (self.unique or "0"), self.name, args_json, kwargs_json, group,
+                due, self.max_attempts, self.lease_ms, self.max_stalled, _pair(*self.backoff), self.origin,
+                int(self.priority), self.meta, _pair(int(self.timeout_ms), int(self.soft_timeout_ms))]
 
 
 @functools.lru_cache(maxsize=256)
 def _pair(a: float, b: float) -> str:
     """"<a>,<b>" as a job stores its backoff and its time limits, formatted once per distinct value
     (every job of a function shares them); whole numbers without ".0": 4 bytes less a job."""
-    return f"{_num(a)},{_num(b)}"
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(float(x))
+    return ",".join(str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(float(x)) for x in (a, b))
 
 
 @dataclass(frozen=True)

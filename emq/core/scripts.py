@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from redis.exceptions import AskError, ClusterError, DataError, MovedError, NoScriptError, ResponseError, TryAgainError
-from redis.utils import HIREDIS_AVAILABLE
+from redis.exceptions import AskError, ClusterError, MovedError, NoScriptError, TryAgainError
 
 from . import config
 from .keys import guard
+from .shake import shaken
+from .wire import exchange as _exchange
 
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
@@ -49,10 +50,6 @@ FLOWCTL = "_flowctl"  # unique jobs and rate limits: carried only by the scripts
 # ClusterError is what redis-py raises once its own redirect budget (a few ms of TRYAGAIN) is spent.
 REFUSED = (TryAgainError, AskError, MovedError, ClusterError)
 RETRY_FOR = 30.0
-if HIREDIS_AVAILABLE:  # what redis-py packs with too, minus its per-argument Python pass
-    from hiredis import pack_command as _hiredis_pack
-else:
-    _hiredis_pack = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +68,7 @@ def script(name: str, events_max: int = 0) -> Script:
     parts = [f"local EVENTS_MAX = {int(events_max)}"]
     parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES
               if (p != FLOW or _uses_flow(body)) and (p != FLOWCTL or _uses_flowctl(body))]
-    source = "\n".join([*parts, body])
+    source = "\n".join([shaken("\n".join(parts), body), body])
     return Script(name, source, hashlib.sha1(source.encode()).hexdigest())
 
 
@@ -105,6 +102,10 @@ def _uses_flowctl(body: str) -> bool:
 
 def current(name: str) -> Script:
     """The script as the settings want it now: with events when EMQ_EVENTS is on."""
+    return config.memo(("script", name), _current, name)
+
+
+def _current(name: str) -> Script:
     if not config.get("EMQ_EVENTS"):
         return script(name)
     return script(name, max(int(config.get("EMQ_EVENTS_MAX")), 1))
@@ -177,6 +178,19 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
     return replies
 
 
+def run_one(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    """``run_many`` of one script (an error reply raises), without its loops on a plain client."""
+    if not isinstance(client, redis.Redis):
+        return run_many(client, [(name, keys, args)])[0]
+    full = declared(keys)
+    reply = _exchange(client, [("EVALSHA", current(name).sha, len(full), *full, *args)])[0]
+    if isinstance(reply, NoScriptError):
+        return run(client, name, keys, args)
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
+
+
 def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
                    meanwhile: Callable[[], None] | None = None) -> list[Any]:
     """A pipeline without redis-py's Pipeline object: on the worker's hot path (a round trip
@@ -186,17 +200,6 @@ def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequen
         full = declared(keys)
         commands.append(("EVALSHA", current(name).sha, len(full), *full, *args))
     return _exchange(client, commands, meanwhile)
-
-
-def _pack(conn: Any, commands: list[tuple[Any, ...]]) -> Any:
-    """The commands in RESP. hiredis straight away when redis-py packs with it: redis-py first
-    copies every argument through a generator (a mint has 19), ~2 us a call on the hot paths."""
-    if _hiredis_pack is None:
-        return conn.pack_commands(commands)
-    try:
-        return [b"".join([_hiredis_pack(c) for c in commands])]
-    except TypeError as exc:  # what redis-py raises for an argument it cannot send
-        raise DataError(str(exc)) from None
 
 
 def run_fenced(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
@@ -266,26 +269,3 @@ def _refresh(client: Any) -> None:
     if isinstance(client, redis.RedisCluster):
         with contextlib.suppress(redis.RedisError, redis.exceptions.RedisClusterException):
             client.nodes_manager.initialize()
-
-
-def _exchange(client: Any, commands: Sequence[tuple[Any, ...]], meanwhile: Callable[[], None] | None = None,
-              ) -> list[Any]:
-    """Send commands on one connection of a plain client and read every reply (errors as values)."""
-    pool = client.connection_pool
-    conn = pool.get_connection()
-    try:
-        conn.send_packed_command(_pack(conn, commands))
-        if meanwhile is not None:
-            meanwhile()
-        replies: list[Any] = []
-        for _ in commands:
-            try:
-                replies.append(conn.read_response())
-            except ResponseError as exc:  # read every reply, so the connection stays in step
-                replies.append(exc)
-    except BaseException:
-        conn.disconnect()
-        raise
-    finally:
-        pool.release(conn)
-    return replies

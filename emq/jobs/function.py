@@ -8,7 +8,6 @@ Workers run only registered jobs, looked up by their stable dotted name.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -24,22 +23,14 @@ from ..core.logical import JobRef, LogicalQueue
 from ..core.records import Job, MintSpec, from_ms
 from ..core.registry import remember_queue
 from ..errors import ConfigurationError
-from . import arguments, eager, tracing, unique
+from . import arguments, eager, plan, tracing, unique
 from .canvas import Signature
 from .dependent import mint_after
 from .options import CALL_ONLY, FUNCTION_ONLY, Options, check, check_names, resolved
+from .plan import new_id
 from .registry import declared, registry
 
 MAX_DELAY = 1000 * 365.25 * 86400  # seconds: any due time stays a date every page and datetime can show
-
-
-def new_id() -> str:
-    """A generated job id: 96 random bits as 24 hex digits.
-
-    Not a uuid4's 32: the id is in the job's key and in its lane, so 8 characters fewer is ~20 bytes
-    less a queued job, and 96 bits still make a repeat unlikely before 10^14 jobs.
-    """
-    return os.urandom(12).hex()
 
 
 @dataclass(frozen=True)
@@ -84,7 +75,7 @@ class JobFunction:
 
     def enqueue(self, *args: Any, **kwargs: Any) -> JobRef:
         """Mint one job, ready now; it exists in the server when this returns."""
-        return self._mint([self.spec(args, kwargs, "")])[0]
+        return self._mint_one(args, kwargs, "")
 
     def enqueue_on_commit(self, *args: Any, **kwargs: Any) -> JobRef:
         """Mint one job once the current transaction commits; the arguments are checked now."""
@@ -96,7 +87,7 @@ class JobFunction:
         if not seconds < MAX_DELAY:  # also NaN and infinity
             raise ValueError(f"enqueue_in of {self.name}: a delay of {delay!r} is past what a date can hold; "
                              f"give at most {MAX_DELAY:.0f} seconds (about 1,000 years)")
-        return self._mint([self.spec(args, kwargs, f"+{max(int(seconds * 1000), 0)}")])[0]
+        return self._mint_one(args, kwargs, f"+{max(int(seconds * 1000), 0)}")
 
     def enqueue_at(self, when: datetime, *args: Any, **kwargs: Any) -> JobRef:
         """Mint one job due at an aware datetime; a time in the past means ready now."""
@@ -107,12 +98,14 @@ class JobFunction:
                 f"enqueue_at of {self.name} got a naive datetime ({when.isoformat()}); pass an aware one, "
                 "e.g. django.utils.timezone.now() + timedelta(...) or datetime(..., tzinfo=ZoneInfo(...))"
             )
-        return self._mint([self.spec(args, kwargs, f"@{int(when.timestamp() * 1000)}")])[0]
+        return self._mint_one(args, kwargs, f"@{int(when.timestamp() * 1000)}")
 
     def enqueue_many(self, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
         """Mint many jobs ready now: one round trip per chunk of 1,000, each chunk atomic."""
         if self.options.job_id:
             raise ValueError(f"enqueue_many of {self.name} cannot share one job_id between jobs")
+        if p := plan.usable(self):
+            return p.mint_many(self, calls)
         resolved = self._resolved()  # settings read once per call, not once per job
         return self._mint([self.spec(tuple(a), dict(k), "", resolved=resolved) for a, k in calls])
 
@@ -134,7 +127,7 @@ class JobFunction:
             name=self.name,
             args_json=args_json,
             kwargs_json=kwargs_json,
-            group=self._group(args, kwargs),
+            group=self.group_of(args, kwargs),
             due=due,
             if_absent=bool(o.job_id),
             origin=origin,
@@ -143,11 +136,17 @@ class JobFunction:
             **(resolved or self._resolved()),
         )
 
+    def _mint_one(self, args: tuple, kwargs: dict[str, Any], due: str) -> JobRef:
+        """One job: by the function's plan in the common case (``plan.py``), else the general path."""
+        p = plan.usable(self)
+        return p.mint(self, args, kwargs, due) if p else self._mint([self.spec(args, kwargs, due)])[0]
+
     def _resolved(self) -> dict[str, Any]:
         """The options that fall back to settings, resolved now."""
         return resolved(self.name, self.options)
 
-    def _group(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
+    def group_of(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
+        """The lane a call's job goes to: the options' group, or what their function of the arguments says."""
         group = self.options.group
         if callable(group):
             group = group(*args, **kwargs)
@@ -163,22 +162,15 @@ class JobFunction:
             return mint_after(self, specs)
         if config.get("EMQ_EAGER"):
             specs, _ = topology.route(self.queue, specs)
-            act = partial(self._run_inline, specs)
-        elif self.options.on_commit:
-            # The ids are chosen now, so the caller holds refs before the jobs exist.
+            act = partial(_run_inline, self, specs)
+        else:  # on_commit: the ids are chosen now, so the caller holds refs before the jobs exist
             specs, batches = topology.route(self.queue, specs)
             act = partial(_write, self, batches)
-        else:
-            return self.mint_now(specs)
         if self.options.on_commit:
             transaction.on_commit(act)
         else:
             act()
         return [JobRef(s.id, self.queue) for s in specs]
-
-    def _run_inline(self, specs: list[MintSpec]) -> None:
-        for spec in specs:
-            eager.run_inline(self, spec)
 
     def mint_now(self, specs: list[MintSpec]) -> list[JobRef]:
         """Write resolved jobs to their queue (its partitions, when it has some) at once.
@@ -191,6 +183,11 @@ class JobFunction:
         stamps = _write(self, batches)
         when = {ms: from_ms(ms) for ms, _ in set(stamps.values())}  # one datetime a chunk, not one a job
         return [_ref(s.id, queue, when[stamps[s.id][0]], stamps[s.id][1]) for s in placed]
+
+
+def _run_inline(fn: JobFunction, specs: list[MintSpec]) -> None:
+    for spec in specs:
+        eager.run_inline(fn, spec)
 
 
 def _write(fn: JobFunction, batches: dict[str, list[MintSpec]]) -> dict[str, tuple[int, bool | str]]:

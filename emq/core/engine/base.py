@@ -43,6 +43,11 @@ class Ops:
             return scripts.run_many(self.client, [(name, [self.keys.ns], args) for name, args in calls],
                                     raise_on_error, meanwhile)
 
+    def _run_one(self, name: str, args: Sequence[Any]) -> Any:
+        """Run one script of this queue as ``_run_many`` would, on an enqueue's hot path (``scripts.run_one``)."""
+        with guard():
+            return scripts.run_one(self.client, name, [self.keys.ns], args)
+
     def _run_fenced(self, calls: Sequence[tuple[str, Sequence[Any]]], fence: Sequence[Any]) -> tuple[list, list]:
         """Run several scripts of this queue pipelined, each round trip closed by fence on its connection."""
         with guard():

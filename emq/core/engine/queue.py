@@ -11,21 +11,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import errors
-from .. import config, durable, scripts
+from .. import config, scripts
 from ..connection import guard
-from ..records import Claimed, Counts, Job, MintSpec, Outcome, Tick
+from ..records import Claimed, Counts, Job, Outcome, Tick
 from .admin import AdminOps
 from .base import MAX_BATCH
 from .control import ControlOps
 from .flow import FlowOps
 from .live import LiveOps
+from .mint import MintOps
 from .rates import RateOps
 from .repeat import RepeatOps
 
-MINT_PIPELINE = 10  # mint chunks sent in one pipeline: bounds the client's buffer (~2 MB)
 
-
-class Queue(ControlOps):
+class Queue(MintOps, ControlOps):
     """One physical queue: the hot path, leases, the Pump's step, cancel and pause; ``repeat``, ``admin``,
     ``flow`` (jobs that wait for others), ``live`` (waiters, progress) and ``rates`` (rate limits)."""
 
@@ -48,41 +47,6 @@ class Queue(ControlOps):
     @property
     def rates(self) -> RateOps:
         return RateOps(self.name, prefix=self.keys.prefix, client=self._client)
-
-    def mint(self, specs: Sequence[MintSpec]) -> list[bool]:
-        """Create jobs, each chunk of MAX_BATCH atomic; True where a job was new."""
-        return [x is True for x in self.mint_stamped(specs)[1]]
-
-    def mint_stamped(self, specs: Sequence[MintSpec]) -> tuple[int, list[bool | str]]:
-        """Create jobs as ``mint`` does; also the server's ms of the first chunk (the jobs' ``created``).
-
-        Per job: True (minted), False (its caller-chosen id was taken), or the id of the job that holds
-        its unique key (a unique or debounced call that minted nothing, see ``_flowctl.lua``).
-
-        Up to MINT_PIPELINE chunks go in one pipelined round trip, so the server runs one chunk
-        while the next is still on the wire (bulk enqueue is bound by the server's time per job).
-        Under EMQ_DURABLE each round trip ends with its WAIT / WAITAOF (``durable``).
-        """
-        created: list[bool | str] = []
-        now_ms = 0
-        step = MAX_BATCH * MINT_PIPELINE
-        # EMQ_DURABLE: one more command a round trip (off: one settings read, nothing else).
-        fence = durable.fence(self.client) if config.get("EMQ_DURABLE") else None
-        if fence is None and len(specs) <= MAX_BATCH:  # one script call (every one-by-one enqueue)
-            reply = self._run_many([("mint", _mint_argv(specs))])[0]
-            return int(reply[0]), [x if isinstance(x, str) else x == 1 for x in reply[1:]]
-        for start in range(0, len(specs), step):
-            calls = [("mint", _mint_argv(specs[i : i + MAX_BATCH]))
-                     for i in range(start, min(start + step, len(specs)), MAX_BATCH)]
-            if fence is None:
-                replies = self._run_many(calls)
-            else:
-                replies, fences = self._run_fenced(calls, fence)
-                durable.confirm(fences, self.name, min(step, len(specs) - start), start)
-            for reply in replies:
-                now_ms = now_ms or int(reply[0])
-                created.extend(x if isinstance(x, str) else bool(x) for x in reply[1:])
-        return now_ms, created
 
     def bclaim(self, n: int, worker_id: str) -> list[Claimed]:
         """Lease up to n ready jobs, fairly across groups; each comes with its fencing token."""
@@ -218,13 +182,6 @@ def counts_of(queues: Sequence[Queue]) -> list[Counts]:
     with guard():
         replies = scripts.run_many(queues[0].client, [("counts", [q.keys.ns], []) for q in queues])
     return [Counts.from_reply(r) for r in replies]
-
-
-def _mint_argv(chunk: Sequence[MintSpec]) -> list[Any]:
-    argv: list[Any] = [len(chunk)]
-    for spec in chunk:
-        argv.extend(spec.argv())
-    return argv
 
 
 def _finish_argv(outcomes: Sequence[Outcome]) -> list[Any]:

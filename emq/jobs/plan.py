@@ -1,0 +1,128 @@
+"""An enqueue's plan: what every enqueue of one job function shares, worked out once per settings.
+
+``enqueue``, ``enqueue_in``, ``enqueue_at`` and ``enqueue_many`` ask ``usable(fn)``. A plan exists for
+the common case — an unpartitioned queue, no ``after=``, ``on_commit``, unique key or debounce,
+EMQ_EAGER and EMQ_DURABLE off — and mints one job with one call of the lean ``mint_one.lua`` (many:
+chunks of ``mint.lua``): no settings read, no options resolved, no routing, no ``MintSpec`` built
+per job. Anything else,
+and any call while tracing is on, takes the general path (``JobFunction._mint``).
+
+Every check stays, at its price: the arguments against the signature (``arguments.Shape``), JSON
+and size (``encode_args``), the group when it is a function of the arguments. A plan is kept on
+its ``JobFunction`` with the settings epoch it was made in (``config.current_epoch``): a changed
+setting makes the next enqueue work it out again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..core import config, keys, topology
+from ..core.encoding import encode_args
+from ..core.engine import Queue
+from ..core.logical import JobRef
+from ..core.records import MintSpec, from_ms
+from ..core.registry import remember_queue
+from . import tracing
+from .arguments import Shape, shape
+from .options import resolved
+
+if TYPE_CHECKING:
+    from .function import JobFunction
+
+HELD = "_emq_plan"  # the attribute of a JobFunction that keeps (epoch, plan or None)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One job function's enqueue, all but what each call brings (arguments, id, group, due time)."""
+
+    queue: str
+    engine: Queue
+    shared: MintSpec  # the fields every job of the function shares; argv_like fills in each call's
+    group: str | None  # None: the options' group is a function of the arguments
+    limit: int  # EMQ_MAX_PAYLOAD
+    shape: Shape | None  # None: Python cannot tell the function's signature, nothing to check
+
+    def mint(self, fn: JobFunction, args: Sequence[Any], kwargs: dict[str, Any], due: str) -> JobRef:
+        """Check, encode and mint one call; it exists in the server when this returns."""
+        if self.shape is not None:
+            self.shape.check(fn.name, args, kwargs)
+        args_json, kwargs_json = encode_args(fn.name, args, kwargs, self.limit)
+        group = self.group if self.group is not None else fn.group_of(args, kwargs)
+        job_id = self.shared.id or new_id()
+        now_ms, made = self.engine.mint_one(self.shared.argv_like(job_id, args_json, kwargs_json, group, due))
+        return JobRef(job_id, self.queue, _when(now_ms), made)
+
+    def mint_many(self, fn: JobFunction, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
+        """Check and encode every call before anything is written, then mint them ready now in chunks."""
+        rows, ids = [], []
+        for args, kwargs in calls:
+            args, kwargs = tuple(args), dict(kwargs)
+            if self.shape is not None:
+                self.shape.check(fn.name, args, kwargs)
+            args_json, kwargs_json = encode_args(fn.name, args, kwargs, self.limit)
+            ids.append(new_id())
+            group = self.group if self.group is not None else fn.group_of(args, kwargs)
+            rows.append(self.shared.argv_like(ids[-1], args_json, kwargs_json, group, ""))
+        if not rows:
+            return []
+        now_ms, made = self.engine.mint_rows(rows)
+        when = _when(now_ms)
+        return [JobRef(job_id, self.queue, when, m is True) for job_id, m in zip(ids, made, strict=True)]
+
+
+def usable(fn: JobFunction) -> Plan | None:
+    """fn's plan, unless this call takes the general path: no plan, or tracing on (its span, its context)."""
+    return None if tracing.on() else of(fn)
+
+
+def of(fn: JobFunction) -> Plan | None:
+    """fn's plan under the current settings, or None when its enqueues take the general path."""
+    held = fn.__dict__.get(HELD)
+    epoch = config.current_epoch()
+    if held is None or held[0] != epoch:
+        # Kept outside the frozen fields, as functools.cached_property keeps its value: not part of
+        # the function's identity, and a copy made by .using() starts without one.
+        held = fn.__dict__[HELD] = (epoch, _make(fn))
+    return held[1]
+
+
+def _make(fn: JobFunction) -> Plan | None:
+    o = fn.options
+    queue = fn.queue
+    general = (o.after is not None or o.on_commit or o.unique_for is not None or o.debounce is not None
+               or config.get("EMQ_EAGER") or config.get("EMQ_DURABLE") or topology.count(queue) != 1)
+    if general:
+        return None
+    engine = Queue(queue)
+    remember_queue(engine)
+    shared = MintSpec(id=o.job_id or "", name=fn.name, args_json="", kwargs_json="", group="", due="",
+                      if_absent=bool(o.job_id), priority=o.priority or 0, **resolved(fn.name, o))
+    group = None if callable(o.group) else (keys.DEFAULT_GROUP if o.group in (None, "") else str(o.group))
+    return Plan(queue, engine, shared, group, config.get("EMQ_MAX_PAYLOAD"), shape(fn.func, o.takes_context))
+
+
+def new_id() -> str:
+    """A generated job id: 96 random bits as 24 hex digits.
+
+    Not a uuid4's 32: the id is in the job's key and in its lane, so 8 characters fewer is ~20 bytes
+    less a queued job, and 96 bits still make a repeat unlikely before 10^14 jobs.
+    """
+    return os.urandom(12).hex()
+
+
+_last: tuple[int, datetime | None] = (0, None)
+
+
+def _when(ms: int) -> datetime | None:
+    """``from_ms``, once per server millisecond: one-by-one enqueues share a millisecond dozens at a time."""
+    global _last
+    last = _last
+    if last[0] != ms:
+        last = _last = (ms, from_ms(ms))
+    return last[1]
