@@ -1,6 +1,6 @@
 """What the wire and the server allow, measured in the same run as emq's enqueue.
 
-* ``raw_loop``: redis-py's ``evalsha`` of a trivial script, one call after the other, on emq's
+* ``raw_block``: redis-py's ``evalsha`` of a trivial script, one call after the other, on emq's
   own client: the ceiling of a one-by-one enqueue from one Python process (one round trip each).
 * ``pipelined``: the same script, 1,000 calls a round trip, packed once and replayed, so the
   client does as little as redis-py can. Its wall rate is often bound by reading the replies in
@@ -21,14 +21,19 @@ TRIVIAL = "return ARGV[1]"
 CHUNK = 1_000  # calls per pipelined round trip, as many as a bulk enqueue's mint chunk has jobs
 
 
-def raw_loop(ctx: Ctx, n: int) -> float:
-    """Calls per second of ``client.evalsha`` one by one."""
+def trivial(ctx: Ctx) -> tuple[str, str]:
+    """The trivial script's sha, loaded, and the key it is called with."""
+    return ctx.client.script_load(TRIVIAL), f"{ctx.prefix}:wire"
+
+
+def raw_block(ctx: Ctx, sha: str, key: str, n: int) -> float:
+    """Seconds ``client.evalsha`` takes for n calls one by one. The enqueue phase alternates blocks
+    of these with blocks of enqueues, so that both sides of the ratio see the same load."""
     client = ctx.client
-    sha, key = client.script_load(TRIVIAL), f"{ctx.prefix}:wire"
     t = time.perf_counter()
     for _ in range(n):
         client.evalsha(sha, 1, key, "x")
-    return n / (time.perf_counter() - t)
+    return time.perf_counter() - t
 
 
 def pipelined(ctx: Ctx, n: int) -> dict:
