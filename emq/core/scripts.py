@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,9 +42,8 @@ LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # ready counter and ring membership, then priorities (before the lifecycle's lanes), the lifecycle
 # helpers, the checks a script makes before it writes (and its quarantine), unique jobs and rate limits,
 # then the flow helpers that use them.
+# Each script carries only the helpers it reaches (core/shake.py).
 PRELUDES = ("_events", "_counters", "_prio", "_prelude", "_checks", "_flowctl", "_flow")
-FLOW = "_flow"  # carried only by the scripts that use it (see _uses_flow)
-FLOWCTL = "_flowctl"  # unique jobs and rate limits: carried only by the scripts that call its helpers
 # Refusals that mean "the script did not run, the slot is moving": retried, up to RETRY_FOR seconds.
 # ClusterError is what redis-py raises once its own redirect budget (a few ms of TRYAGAIN) is spent.
 REFUSED = (TryAgainError, AskError, MovedError, ClusterError)
@@ -66,38 +64,9 @@ def script(name: str, events_max: int = 0) -> Script:
     """Return the script for one operation, e.g. ``script("bclaim")``; events_max > 0 records events."""
     body = (LUA_DIR / f"{name}.lua").read_text()
     parts = [f"local EVENTS_MAX = {int(events_max)}"]
-    parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES
-              if (p != FLOW or _uses_flow(body)) and (p != FLOWCTL or _uses_flowctl(body))]
+    parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES]
     source = "\n".join([shaken("\n".join(parts), body), body])
     return Script(name, source, hashlib.sha1(source.encode()).hexdigest())
-
-
-@functools.cache
-def _flow_words() -> re.Pattern[str]:
-    """Names a script uses that need _flow.lua: its own functions, and the prelude's that call them."""
-    flow = (LUA_DIR / f"{FLOW}.lua").read_text()
-    names = set(re.findall(r"local function (\w+)", flow)) | {"flow_finished", "SETTLED"}
-    prelude = re.findall(r"local function (\w+)\((.*?)\nend\n", (LUA_DIR / "_prelude.lua").read_text(), re.S)
-    while grown := {fn for fn, body in prelude if fn not in names and any(re.search(rf"\b{n}\(", body) for n in names)}:
-        names |= grown
-    return re.compile(r"\b(" + "|".join(sorted(names)) + r")\b")
-
-
-def _uses_flow(body: str) -> bool:
-    """Whether a script needs _flow.lua. Each helper a script carries costs it a closure per call
-    (~0.15 us), so the claim, the mint and the renewal leave out the 16 they never call."""
-    return bool(_flow_words().search(re.sub(r"--\[\[.*?\]\]|--[^\n]*", "", body, flags=re.S)))
-
-
-@functools.cache
-def _flowctl_words() -> re.Pattern[str]:
-    names = re.findall(r"local function (\w+)", (LUA_DIR / f"{FLOWCTL}.lua").read_text())
-    return re.compile(r"\b(" + "|".join(sorted(names)) + r")\(")
-
-
-def _uses_flowctl(body: str) -> bool:
-    """Whether a script calls a helper of _flowctl.lua (mint, bclaim, finish, tick...)."""
-    return bool(_flowctl_words().search(body))
 
 
 def current(name: str) -> Script:

@@ -169,7 +169,7 @@ end
 -- The terminal hook (declared in _events.lua): a job with notify=1 reached completed, dead or
 -- cancelled. A worklist, so a chain ending in one queue never recurses as deep as it is long.
 local told, telling = {}, false
-local function job_finished(id, state, now)
+flow_finished = function(id, state, now)
   told[#told + 1] = {id, state}
   if telling then return end
   telling = true
@@ -180,4 +180,3 @@ local function job_finished(id, state, now)
   end
   told, telling = {}, false
 end
-flow_finished = job_finished
