@@ -155,18 +155,15 @@ class JobFunction:
         return str(group)
 
     def _mint(self, specs: list[MintSpec]) -> list[JobRef]:
-        o = self.options
-        if o.after is None and not o.on_commit and not config.get("EMQ_EAGER"):
-            return self.mint_now(specs)  # the common case, decided with one settings read
-        if self.options.after is not None and not config.get("EMQ_EAGER"):
+        o, inline = self.options, config.get("EMQ_EAGER")
+        if o.after is not None and not inline:
             return mint_after(self, specs)
-        if config.get("EMQ_EAGER"):
-            specs, _ = topology.route(self.queue, specs)
-            act = partial(_run_inline, self, specs)
-        else:  # on_commit: the ids are chosen now, so the caller holds refs before the jobs exist
-            specs, batches = topology.route(self.queue, specs)
-            act = partial(_write, self, batches)
-        if self.options.on_commit:
+        if not (o.on_commit or inline):
+            return self.mint_now(specs)  # the common case
+        # Eager runs them here; on_commit chooses the ids now, so the caller holds refs before the jobs exist.
+        specs, batches = topology.route(self.queue, specs)
+        act = partial(_run_inline, self, specs) if inline else partial(_write, self, batches)
+        if o.on_commit:
             transaction.on_commit(act)
         else:
             act()

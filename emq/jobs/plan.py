@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..core import config, keys, topology
+from ..core import config, topology
 from ..core.encoding import encode_args
 from ..core.engine import Queue
 from ..core.logical import JobRef
@@ -48,27 +48,26 @@ class Plan:
     limit: int  # EMQ_MAX_PAYLOAD
     shape: Shape | None  # None: Python cannot tell the function's signature, nothing to check
 
-    def mint(self, fn: JobFunction, args: Sequence[Any], kwargs: dict[str, Any], due: str) -> JobRef:
-        """Check, encode and mint one call; it exists in the server when this returns."""
+    def row(self, fn: JobFunction, args: Sequence[Any], kwargs: dict[str, Any], job_id: str, due: str) -> list[Any]:
+        """One call checked (signature, JSON, size) and encoded as mint's ARGV row."""
         if self.shape is not None:
             self.shape.check(fn.name, args, kwargs)
         args_json, kwargs_json = encode_args(fn.name, args, kwargs, self.limit)
         group = self.group if self.group is not None else fn.group_of(args, kwargs)
+        return self.shared.argv_like(job_id, args_json, kwargs_json, group, due)
+
+    def mint(self, fn: JobFunction, args: Sequence[Any], kwargs: dict[str, Any], due: str) -> JobRef:
+        """Check, encode and mint one call; it exists in the server when this returns."""
         job_id = self.shared.id or new_id()
-        now_ms, made = self.engine.mint_one(self.shared.argv_like(job_id, args_json, kwargs_json, group, due))
+        now_ms, made = self.engine.mint_one(self.row(fn, args, kwargs, job_id, due))
         return JobRef(job_id, self.queue, _when(now_ms), made)
 
     def mint_many(self, fn: JobFunction, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
         """Check and encode every call before anything is written, then mint them ready now in chunks."""
         rows, ids = [], []
         for args, kwargs in calls:
-            args, kwargs = tuple(args), dict(kwargs)
-            if self.shape is not None:
-                self.shape.check(fn.name, args, kwargs)
-            args_json, kwargs_json = encode_args(fn.name, args, kwargs, self.limit)
             ids.append(new_id())
-            group = self.group if self.group is not None else fn.group_of(args, kwargs)
-            rows.append(self.shared.argv_like(ids[-1], args_json, kwargs_json, group, ""))
+            rows.append(self.row(fn, tuple(args), dict(kwargs), ids[-1], ""))
         if not rows:
             return []
         now_ms, made = self.engine.mint_rows(rows)
@@ -103,7 +102,7 @@ def _make(fn: JobFunction) -> Plan | None:
     remember_queue(engine)
     shared = MintSpec(id=o.job_id or "", name=fn.name, args_json="", kwargs_json="", group="", due="",
                       if_absent=bool(o.job_id), priority=o.priority or 0, **resolved(fn.name, o))
-    group = None if callable(o.group) else (keys.DEFAULT_GROUP if o.group in (None, "") else str(o.group))
+    group = None if callable(o.group) else fn.group_of((), {})  # a fixed group: worked out once
     return Plan(queue, engine, shared, group, config.get("EMQ_MAX_PAYLOAD"), shape(fn.func, o.takes_context))
 
 
