@@ -42,7 +42,7 @@ class MintOps(Ops):
         fence = durable.fence(self.client) if config.get("EMQ_DURABLE") else None
         if fence is None and len(rows) <= MAX_BATCH:  # one script call (every one-by-one enqueue)
             reply = self._run_many([(_mint_script(rows), _mint_argv(rows))])[0]
-            return int(reply[0]), [x if isinstance(x, str) else x == 1 for x in reply[1:]]
+            return int(reply[0]), _answers(reply)
         for start in range(0, len(rows), step):
             chunks = [rows[i : i + MAX_BATCH] for i in range(start, min(start + step, len(rows)), MAX_BATCH)]
             calls = [(_mint_script(chunk), _mint_argv(chunk)) for chunk in chunks]
@@ -53,7 +53,7 @@ class MintOps(Ops):
                 durable.confirm(fences, self.name, min(step, len(rows) - start), start)
             for reply in replies:
                 now_ms = now_ms or int(reply[0])
-                created.extend(x if isinstance(x, str) else bool(x) for x in reply[1:])
+                created.extend(_answers(reply))
         return now_ms, created
 
     def mint_one(self, argv: list[Any]) -> tuple[int, bool]:
@@ -73,3 +73,8 @@ def _mint_script(chunk: Sequence[list[Any]]) -> str:
 
 def _mint_argv(chunk: Sequence[list[Any]]) -> list[Any]:
     return [len(chunk), *itertools.chain.from_iterable(chunk)]
+
+
+def _answers(reply: list[Any]) -> list[bool | str]:
+    """A mint's answer per job: minted (True), id taken (False), or the id holding its unique key."""
+    return [x if isinstance(x, str) else x == 1 for x in reply[1:]]
