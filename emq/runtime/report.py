@@ -65,7 +65,7 @@ def say(unsaid: Unsaid) -> None:
         record = _new_record(logging.LogRecord)
         record.__dict__.update(template)
         record.args = (job.id, job.name, job.token, ms)
-        record.job_id, record.job_name, record.queue, record.attempt = job.id, job.name, queue, job.token
+        record.__dict__.update(fields(job.id, job.name, queue, job.token))
         log.handle(record)
     unsaid.clear()
 
