@@ -27,6 +27,11 @@ end
 local DEFAULT = {args = '[]', kwargs = '{}', attempts = '0', max_attempts = '3', max_stalled = '1',
   backoff = '1,300', timeout = '3600000,0'}
 
+-- Call f with the items of a list, at most 1000 at a time (unpack's limit is a few thousand).
+local function each_chunk(list, f)
+  for i = 1, #list, 1000 do f({unpack(list, i, math.min(i + 999, #list))}) end
+end
+
 -- Leave at most one token in a wake list: one parked waiter is enough to start a chain.
 local function wake(suffix)
   if redis.call('LLEN', ns .. suffix) == 0 then

@@ -180,11 +180,6 @@ local function turn()
   ringlen = len - seen + #keep
 end
 
--- Call f with the items of a list, at most 1000 at a time (unpack's limit is a few thousand).
-local function each_chunk(list, f)
-  for i = 1, #list, 1000 do f({unpack(list, i, math.min(i + 999, #list))}) end
-end
-
 -- Add each group's new leases to its active count: one read and one write for the whole batch.
 local function active_take()
   local groups, args = {}, {}

@@ -28,11 +28,10 @@ if not mode then
   end
   redis.call('DEL', ns .. 'ring:in')
   if #once < #ring then redis.call('DEL', ns .. 'ring') end
-  for i = 1, #once, 1000 do
-    local chunk = {unpack(once, i, math.min(i + 999, #once))}
+  each_chunk(once, function(chunk)
     redis.call('SADD', ns .. 'ring:in', unpack(chunk))
     if #once < #ring then redis.call('RPUSH', ns .. 'ring', unpack(chunk)) end
-  end
+  end)
   return {0, 0}
 end
 local step = redis.call('SSCAN', ns .. 'lanes', redis.call('HGET', counters, 'cursor') or '0', 'COUNT', tonumber(ARGV[1]))
