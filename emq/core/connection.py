@@ -87,6 +87,36 @@ def new_client(block: float = 0.0) -> Any:
     return _connect(server_url(), bool(config.get("EMQ_CLUSTER")), retry=Retry(NoBackoff(), 0), **extra)
 
 
+def own_client() -> Any:
+    """A client of one connection that one thread alone uses for its round trips (the worker's loop).
+
+    A shared pool hands out a connection under a lock and polls it for unread data, then records
+    its return: a system call that gives up the GIL, and a worker's loop waits behind its job threads
+    to get it back on every round trip. This connection is handed out as it is: its only caller
+    reads every reply or disconnects it (``scripts._exchange``). None on a cluster: its client serves.
+    """
+    client = get_client()
+    if not isinstance(client, redis.Redis):
+        return None
+    return redis.Redis(connection_pool=_OneConnection(client.connection_pool))
+
+
+class _OneConnection(redis.ConnectionPool):
+    """The pool of ``own_client``: one connection, made (and checked) once, kept between calls."""
+
+    def __init__(self, shared: redis.ConnectionPool) -> None:
+        super().__init__(connection_class=shared.connection_class, max_connections=1, **shared.connection_kwargs)
+        self._one: Any = None
+
+    def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        if self._one is None:
+            self._one = super().get_connection()
+        return self._one  # reconnects by itself on its next send once an error disconnected it
+
+    def release(self, connection: Any) -> None:
+        """Keep it: nothing else takes it, and it was left clean (every reply read, or disconnected)."""
+
+
 def disconnect(client: Any) -> None:
     """Close a client's sockets, cutting short a blocking pop another thread waits in (cluster or not)."""
     if isinstance(client, redis.RedisCluster):

@@ -37,6 +37,7 @@ from .outage import Outage
 from .outbox import Outbox
 from .pump import Pump
 from .slots import Slots
+from .wire import Wire
 
 log = logging.getLogger("emq.worker")
 # Seconds between a worker's retries in an outage, at most: its held outcomes must reach a restarted
@@ -73,6 +74,7 @@ class Worker:
         self.stops = self.told = 0  # stops asked, and said
         self.idle = IdleBudget(burst)
         self.unsaid: report.Unsaid = []  # completed lines said during the next round trip (report.say)
+        self.wire = Wire(self.queues)  # the queues on the loop's own connection
 
     def run(self) -> int:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
@@ -90,6 +92,7 @@ class Worker:
                          self.deadlines):
                 part.close()
             self.heartbeat.close()
+            self.wire.close()
         log.info("worker %s stopped after %s jobs", self.id, self.processed)
         return 1 if self.deadlines.exhausted else 0  # a drain for stuck threads: the supervisor starts another
 
@@ -199,7 +202,7 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
         if done or want > 0:
             self.talked = True
             try:
-                ex = exchange(q, [o for _, o in done], max(want, 0), self.id, self._say)
+                ex = exchange(self.wire[i], [o for _, o in done], max(want, 0), self.id, self._say)
             except Exception:
                 self.outbox.keep(done + [item for items in by_queue.values() for item in items])
                 raise

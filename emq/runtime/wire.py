@@ -1,0 +1,31 @@
+"""The worker loop's round trips go on a connection of its own (``connection.own_client``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.connection import own_client
+from ..core.engine import Queue
+
+
+class Wire:
+    """The worker's queues as its loop sends their finishes and claims: on the loop's own connection,
+    made at the first round trip (inside the loop's outage handling) and closed with the worker.
+    On a cluster the shared client serves (``own_client`` gives None)."""
+
+    def __init__(self, queues: Sequence[Queue]) -> None:
+        self.queues = queues
+        self.client: Any = None
+        self._wired: list[Queue] = []
+
+    def __getitem__(self, i: int) -> Queue:
+        if not self._wired:
+            self.client = own_client()
+            self._wired = list(self.queues) if self.client is None else [
+                Queue(q.name, prefix=q.keys.prefix, client=self.client) for q in self.queues]
+        return self._wired[i]
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
