@@ -153,15 +153,22 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
     return replies
 
 
-def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[Any]]], depth: int) -> list[Any]:
+def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[Any]]], depth: int,
+               each: Callable[[int, Any], None] | None = None) -> list[Any]:
     """Run scripts in order, up to depth of them on the wire at once (``wire.stream``); their replies.
 
-    A script refused or missing is run again alone, as in ``run_many``; any other error reply stops
-    the sending of the rest and raises once the scripts already sent have answered. A cluster
-    client runs them in ``run_many`` round trips of depth scripts."""
+    ``each(i, reply)`` is called for each script that ran, as its reply is read: client work that
+    overlaps the server's on the scripts still on the wire (it must not raise). A script refused
+    or missing is run again alone, as in ``run_many``; any other error reply stops the sending of
+    the rest and raises once the scripts already sent have answered. A cluster client runs them
+    in ``run_many`` round trips of depth scripts."""
     calls = list(calls)
     if not isinstance(client, redis.Redis):
-        return [r for i in range(0, len(calls), depth) for r in run_many(client, calls[i : i + depth])]
+        replies = [r for i in range(0, len(calls), depth) for r in run_many(client, calls[i : i + depth])]
+        for i, reply in enumerate(replies):
+            if each is not None:
+                each(i, reply)
+        return replies
     replies: list[Any] = []
     failed: list[Exception] = []
 
@@ -172,15 +179,19 @@ def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[A
             full = declared(keys)
             yield ("EVALSHA", current(name).sha, len(full), *full, *args)
 
-    def each(reply: Any) -> None:
-        if isinstance(reply, Exception) and not _again(reply):
+    def read(reply: Any) -> None:
+        if not isinstance(reply, Exception) and each is not None:
+            each(len(replies), reply)
+        elif isinstance(reply, Exception) and not _again(reply):
             failed.append(reply)
         replies.append(reply)
 
-    _stream(client, commands(), depth, each)
+    _stream(client, commands(), depth, read)
     for i, reply in enumerate(replies):
         if _again(reply):
             replies[i] = run(client, *calls[i])
+            if each is not None:
+                each(i, replies[i])
         elif isinstance(reply, Exception):
             raise reply
     return replies

@@ -80,10 +80,16 @@ class Plan:
                 groups.append(fn.group_of(args, kwargs))
         if not args_of:
             return []
-        ids = new_ids(len(args_of))
+        ids, queue = new_ids(len(args_of)), self.queue
         columns = (ids, args_of, kwargs_of) if self.group is not None else (ids, args_of, kwargs_of, groups)
-        when, queue = _when(self.engine.mint_many(self.head, columns)), self.queue
-        return [JobRef(job_id, queue, when, True) for job_id in ids]
+        refs: list[Any] = [None] * len(ids)
+
+        def minted(start: int, end: int, now_ms: int) -> None:  # while the server runs the next chunk
+            when = _when(now_ms)
+            refs[start:end] = [JobRef(job_id, queue, when, True) for job_id in ids[start:end]]
+
+        self.engine.mint_many(self.head, columns, minted)
+        return refs
 
 
 def usable(fn: JobFunction) -> Plan | None:

@@ -5,7 +5,7 @@ fenced under EMQ_DURABLE."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import config, durable
@@ -64,13 +64,16 @@ class MintOps(Ops):
         now_ms, made = self._run_one("mint_one", [1, *argv])
         return int(now_ms), made == 1
 
-    def mint_many(self, head: Sequence[Any], columns: Sequence[Sequence[str]]) -> int:
-        """Create plain jobs of one function, ready now, with mint_many.lua; the server's ms of the first chunk.
+    def mint_many(self, head: Sequence[Any], columns: Sequence[Sequence[str]],
+                  minted: Callable[[int, int, int], None]) -> None:
+        """Create plain jobs of one function, ready now, with mint_many.lua.
 
         head: mint_many.lua's ARGV[2..11], what the jobs share; columns: their own fields, one list
         each (ids, args, kwargs, and groups when head's group is ""). A chunk is MAX_BATCH jobs and is
         atomic. The chunks stream (``scripts.run_stream``): the server runs one while the next waits
-        in its buffer and the client packs the one after.
+        in its buffer and the client packs the one after. ``minted(start, end, now_ms)`` is called as
+        the jobs start..end-1 are known to exist (now_ms: the server's time of their mint), while the
+        server runs the next chunk; it must not raise.
         """
         stride, n = len(columns), len(columns[0])
         argss = []
@@ -80,7 +83,11 @@ class MintOps(Ops):
             for j, column in enumerate(columns):  # the fields of job i at i * stride: one slice a column
                 body[j::stride] = column[start:end]
             argss.append([end - start, *head, *body])
-        return int(self._run_stream("mint_many", argss, STREAM_DEPTH)[0][0])
+
+        def each(i: int, reply: Any) -> None:
+            minted(i * MAX_BATCH, min((i + 1) * MAX_BATCH, n), int(reply[0]))
+
+        self._run_stream("mint_many", argss, STREAM_DEPTH, each)
 
 
 def _mint_script(chunk: Sequence[list[Any]]) -> str:
