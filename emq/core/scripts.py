@@ -163,11 +163,11 @@ def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[A
     the rest and raises once the scripts already sent have answered. A cluster client runs them
     in ``run_many`` round trips of depth scripts."""
     calls = list(calls)
+    told = each or (lambda i, reply: None)
     if not isinstance(client, redis.Redis):
         replies = [r for i in range(0, len(calls), depth) for r in run_many(client, calls[i : i + depth])]
         for i, reply in enumerate(replies):
-            if each is not None:
-                each(i, reply)
+            told(i, reply)
         return replies
     replies: list[Any] = []
     failed: list[Exception] = []
@@ -180,18 +180,23 @@ def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[A
             yield ("EVALSHA", current(name).sha, len(full), *full, *args)
 
     def read(reply: Any) -> None:
-        if not isinstance(reply, Exception) and each is not None:
-            each(len(replies), reply)
-        elif isinstance(reply, Exception) and not _again(reply):
+        if not isinstance(reply, Exception):
+            told(len(replies), reply)
+        elif not _again(reply):
             failed.append(reply)
         replies.append(reply)
 
     _stream(client, commands(), depth, read)
+    return _settled(client, calls, replies, told)
+
+
+def _settled(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]], replies: list[Any],
+             told: Callable[[int, Any], None]) -> list[Any]:
+    """Run again alone, in order, the scripts whose replies say they did not run; raise another error reply."""
     for i, reply in enumerate(replies):
         if _again(reply):
             replies[i] = run(client, *calls[i])
-            if each is not None:
-                each(i, replies[i])
+            told(i, replies[i])
         elif isinstance(reply, Exception):
             raise reply
     return replies
