@@ -28,6 +28,9 @@ if ARGV[8] ~= '' then put(tail, 'origin', ARGV[8]) end
 if priority ~= 0 then put(tail, 'priority', priority) end
 if ARGV[10] ~= '' then put(tail, 'meta', ARGV[10]) end
 local push, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_prelude.lua)
+-- The common case: one group, in no priority mode, no priority: the ids go straight to one list.
+local plain = stride == 3 and priority == 0 and not prio_on(shared_group)
+local ids = {}
 for b = 12, 11 + n * stride, stride do
   local id, args, kwargs = ARGV[b], ARGV[b + 1], ARGV[b + 2]
   local group = stride == 4 and ARGV[b + 3] or shared_group
@@ -39,11 +42,20 @@ for b = 12, 11 + n * stride, stride do
   end
   redis.call('HSET', ns .. 'job:' .. id, 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
     unpack(fields))
-  if priority ~= 0 then prio_mark(group) end
-  push(group, id, priority > 0)
+  if plain then
+    ids[#ids + 1] = id
+  else
+    if priority ~= 0 then prio_mark(group) end
+    push(group, id, priority > 0)
+  end
   emit('minted', id, 'ready')
 end
-flush_lanes()
+if plain then
+  lane_append(shared_group, ids)
+  ready_settle()
+else
+  flush_lanes()
+end
 count(now, 'minted', n)
 wake('wake')
 flush_events()
