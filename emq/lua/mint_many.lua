@@ -1,7 +1,7 @@
 --[[
   mint_many: create a chunk of jobs of one function, all ready now: a bulk enqueue's common case, in
   less server time a job than mint.lua (what they share is sent and checked once a chunk, not once a
-  job; one HSET a job with no table built for it; one RPUSH a lane at the end).
+  job; one HSET a job, no table built for it; one RPUSH a lane at the end).
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] n         number of jobs (1..1000)
   ARGV[2..11]       what every job of the chunk shares, as mint.lua's fields of the same names:
@@ -27,6 +27,9 @@ end
 if ARGV[8] ~= '' then put(tail, 'origin', ARGV[8]) end
 if priority ~= 0 then put(tail, 'priority', priority) end
 if ARGV[10] ~= '' then put(tail, 'meta', ARGV[10]) end
+-- A job's own arguments go in front of the tail, in one of these tables made once a chunk: no table a job.
+local with_args, with_kwargs = {'args', '', unpack(tail)}, {'kwargs', '', unpack(tail)}
+local with_both = {'args', '', 'kwargs', '', unpack(tail)}
 local push, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_prelude.lua)
 -- The common case: one group, in no priority mode, no priority: the ids go straight to one list.
 local plain = stride == 3 and priority == 0 and not prio_on(shared_group)
@@ -35,10 +38,15 @@ for b = 12, 11 + n * stride, stride do
   local id, args, kwargs = ARGV[b], ARGV[b + 1], ARGV[b + 2]
   local group = stride == 4 and ARGV[b + 3] or shared_group
   local fields = tail
-  if args ~= '[]' or kwargs ~= '{}' then  -- a job's own arguments, when it has any
-    fields = {unpack(tail)}
-    if args ~= '[]' then put(fields, 'args', args) end
-    if kwargs ~= '{}' then put(fields, 'kwargs', kwargs) end
+  if args ~= '[]' and kwargs ~= '{}' then
+    fields = with_both
+    fields[2], fields[4] = args, kwargs
+  elseif args ~= '[]' then
+    fields = with_args
+    fields[2] = args
+  elseif kwargs ~= '{}' then
+    fields = with_kwargs
+    fields[2] = kwargs
   end
   redis.call('HSET', ns .. 'job:' .. id, 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
     unpack(fields))
