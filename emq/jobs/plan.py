@@ -67,21 +67,21 @@ class Plan:
         """Check and encode every call before anything is written, then mint them ready now in chunks
         of mint_many.lua: what the jobs share goes once a chunk, each job adds its id, arguments and group."""
         name, limit, check = fn.name, self.limit, self.shape.check if self.shape is not None else None
-        args_of, kwargs_of, groups = [], [], []
-        for args, kwargs in calls:
-            args = args if type(args) is tuple else tuple(args)  # noqa: PLW2901 - a copy only when it is not one
-            kwargs = kwargs if type(kwargs) is dict else dict(kwargs)  # noqa: PLW2901
+        args_of, kwargs_of, groups, fixed = [], [], [], self.group is not None
+        for given, named in calls:
+            args = given if type(given) is tuple else tuple(given)  # a copy only when it is not one already
+            kwargs = named if type(named) is dict else dict(named)
             if check is not None:
                 check(name, args, kwargs)
             a, k = encode_args(name, args, kwargs, limit)
             args_of.append(a)
             kwargs_of.append(k)
-            if self.group is None:
+            if not fixed:
                 groups.append(fn.group_of(args, kwargs))
         if not args_of:
             return []
         ids, queue = new_ids(len(args_of)), self.queue
-        columns = (ids, args_of, kwargs_of) if self.group is not None else (ids, args_of, kwargs_of, groups)
+        columns = (ids, args_of, kwargs_of) if fixed else (ids, args_of, kwargs_of, groups)
         refs: list[Any] = [None] * len(ids)
 
         def minted(start: int, end: int, now_ms: int) -> None:  # while the server runs the next chunk

@@ -10,8 +10,8 @@
   ARGV[12..]        per job: id, args (JSON list), kwargs (JSON object), and its group when ARGV[3] is ""
   No uniqueness spec and no caller-chosen id (if_absent "0": a job under an existing id is
   overwritten, as mint.lua's); the job's hash has the fields put_job writes for a job ready now.
-  Derived: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, prio, rhold, rout,
-           counters, wake, stats
+  Derived: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, prio, plane:<group>,
+           pseq, rhold, rout, counters, wake, stats, events
   Returns: {now_ms, n}   every job of the chunk was created
 ]]
 local n = tonumber(ARGV[1])
