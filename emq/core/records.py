@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import layout
-from .frozen import built
 from .lenient import loose, whole
+
+_new = object.__new__
 
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
 SETTLED = ("completed", "dead", "cancelled")  # a job's end: what ref.wait() returns on
@@ -109,9 +110,16 @@ class Claimed:
 
     @classmethod
     def _decode(cls, fields: list, now: int) -> Claimed:
+        """One job of a claim, built as ``frozen.built`` does (no ``__init__``), its fields named: the
+        worker's loop decodes one a job, and no arguments (the common case) skip the decoder."""
         jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = fields
-        return built(cls, (jid, int(token), name, _json(args, list), _json(kwargs, dict), int(lease),
-                           int(max_attempts), _backoff(backoff), group, int(due), now, meta, *_limits(limits), ""))
+        hard, soft = _limits(limits)
+        job = _new(cls)
+        job.__dict__.update(id=jid, token=int(token), name=name, args=[] if args == "[]" else _json(args, list),
+                            kwargs={} if kwargs == "{}" else _json(kwargs, dict), lease_ms=int(lease),
+                            max_attempts=int(max_attempts), backoff=_backoff(backoff), group=group, due_ms=int(due),
+                            claimed_ms=now, meta=meta, timeout_ms=hard, soft_timeout_ms=soft, fault="")
+        return job
 
 
 def _json(text: str, kind: type) -> Any:
