@@ -113,7 +113,8 @@ def _write_all(handler: logging.StreamHandler, records: list[logging.LogRecord])
 
 def _format_all(fmt: logging.Formatter, records: list[logging.LogRecord], end: str) -> str:
     """The records' lines; the stock ``Formatter`` formats the time once (a batch shares its ``created``)."""
-    if type(fmt) is not logging.Formatter or any(r.exc_info or r.stack_info or r.created != records[0].created
+    created = records[0].created
+    if type(fmt) is not logging.Formatter or any(r.exc_info or r.exc_text or r.stack_info or r.created != created
                                                  for r in records):
         return "".join(fmt.format(r) + end for r in records)
     asctime = fmt.formatTime(records[0], fmt.datefmt) if fmt.usesTime() else None
