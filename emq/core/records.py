@@ -11,8 +11,6 @@ from typing import Any
 from . import layout
 from .lenient import loose, whole
 
-_new = object.__new__
-
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
 SETTLED = ("completed", "dead", "cancelled")  # a job's end: what ref.wait() returns on
 # What finish answers per item: the state the script decided, or why it changed nothing.
@@ -110,15 +108,12 @@ class Claimed:
 
     @classmethod
     def _decode(cls, fields: list, now: int) -> Claimed:
-        """One job of a claim, built as ``frozen.built`` does (no ``__init__``), its fields named: the
-        worker's loop decodes one a job, and no arguments (the common case) skip the decoder."""
         jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = fields
         hard, soft = _limits(limits)
-        job = _new(cls)
-        job.__dict__.update(id=jid, token=int(token), name=name, args=[] if args == "[]" else _json(args, list),
-                            kwargs={} if kwargs == "{}" else _json(kwargs, dict), lease_ms=int(lease),
-                            max_attempts=int(max_attempts), backoff=_backoff(backoff), group=group, due_ms=int(due),
-                            claimed_ms=now, meta=meta, timeout_ms=hard, soft_timeout_ms=soft, fault="")
+        (job := object.__new__(cls)).__dict__.update(  # as frozen.built does, by name: no zip (a decode a job)
+            id=jid, token=int(token), name=name, args=_json(args, list), kwargs=_json(kwargs, dict),
+            lease_ms=int(lease), max_attempts=int(max_attempts), backoff=_backoff(backoff), group=group,
+            due_ms=int(due), claimed_ms=now, meta=meta, timeout_ms=hard, soft_timeout_ms=soft, fault="")
         return job
 
 
