@@ -143,3 +143,24 @@ def test_check_invariants_names_a_job_outside_every_set_and_a_count_that_drifted
         check_invariants(q)
     assert f"job {ref.id} (ready) is in 0 places" in str(broken.value)
     assert "group '_' counts 1 active but holds 0 leases" in str(broken.value)
+
+
+def test_a_server_flapping_at_its_memory_limit_is_one_outage_in_the_log(caplog):
+    """Refused, let through, refused again within FLAP s: two warnings (full, back), not two a flap."""
+    import logging
+
+    from emq.errors import ServerFull
+    from emq.runtime.outage import Outage
+
+    log = logging.getLogger("emq.test.outage")
+    outage = Outage(log, "worker w")
+    with caplog.at_level(logging.DEBUG, logger="emq.test.outage"):
+        for _ in range(5):
+            outage.failed(ServerFull("used memory > maxmemory"))
+            outage.ok()
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 2 and "server full" in warned[0] and "server back" in warned[1], warned
+    assert sum(r.levelno == logging.DEBUG for r in caplog.records) == 8
+    outage.last = (outage.last[0], outage.last[1] - 11)  # the last end long ago: a new outage, said again
+    outage.failed(ServerFull("used memory > maxmemory"))
+    assert caplog.records[-1].levelno == logging.WARNING
