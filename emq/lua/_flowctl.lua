@@ -104,15 +104,18 @@ local function rate_room(group, now)
   return c[1] - redis.call('ZCARD', log)
 end
 
--- A job of group started (member: id:token, unique per attempt); counted for the group and the queue.
-local function rate_note(group, member, now)
-  for _, g in ipairs({group, ''}) do
-    local c = rate_spec(g)
-    if c then
-      redis.call('ZADD', ns .. 'rlog:' .. g, now, member)
-      redis.call('PEXPIRE', ns .. 'rlog:' .. g, c[2])
-    end
-  end
+-- A job of group started (member of the logs: id:token, unique per attempt); counted for the group
+-- and the queue, where they have a limit. A start that no limit counts costs no string and no table.
+local function rate_log(g, c, member, now)
+  redis.call('ZADD', ns .. 'rlog:' .. g, now, member)
+  redis.call('PEXPIRE', ns .. 'rlog:' .. g, c[2])
+end
+local function rate_note(group, id, token, now)
+  local mine, queue = rate_spec(group), rate_spec('')
+  if not (mine or queue) then return end
+  local member = id .. ':' .. token
+  if mine then rate_log(group, mine, member, now) end
+  if queue then rate_log('', queue, member, now) end
 end
 
 -- Hold a group ("" the whole queue) until ms at least; wake the Pump when that is before its next tick.

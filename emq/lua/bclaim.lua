@@ -104,7 +104,7 @@ local function lease_one(id, group, capped)
   end
   first_expiry = math.min(first_expiry, expiry)
   got = got + 1
-  if limited then rate_note(group, id .. ':' .. token, now) end
+  if limited then rate_note(group, id, token, now) end
   -- A missing field is false (HMGET), never nil, so ipairs reaches the end; false is sent as nil.
   for _, v in ipairs({id, token, f[2], f[3] or DEFAULT.args, f[4] or DEFAULT.kwargs, f[5], max_attempts,
       f[7] or DEFAULT.backoff, group, f[9] or f[14] or now, f[10] or '', f[11] or DEFAULT.timeout}) do
