@@ -22,8 +22,9 @@ run: $(STAMP)
 	DEBUG=$${DEBUG:-1} $(PY) manage.py emq_up --addr $(ADDR)
 
 # The suite starts with the lint: a broken layer contract or a ruff error fails `make test`.
+# PYTEST_ARGS passes options on, e.g. `make test PYTEST_ARGS='-m "not slow"'`.
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -38,9 +38,9 @@ def enqueue(ctx: Ctx) -> None:
     """1. 20,000 no-op jobs one by one from one process, and in bulk, each beside the wire's limit.
 
     Three rounds, each of: a bare redis-py EVALSHA loop and emq's one-by-one enqueue, in
-    alternating blocks of BLOCK calls, a pipelined EVALSHA loop, emq's bulk enqueue
-    (bench/wire.py). Rates are medians over the rounds; each ratio is the median of the rounds'
-    ratios, so both sides of it saw the same load.
+    alternating blocks of BLOCK calls; a pipelined EVALSHA loop and emq's bulk enqueue, in
+    alternating blocks too (``_bulk_beside_limit``, bench/wire.py). Rates are medians over the
+    rounds; each ratio is the median of the rounds' ratios, so both sides of it saw the same load.
     """
     n = ctx.n(20_000, 2_000)
     rounds = [_enqueue_round(ctx, n, f"round {i + 1}/3") for i in range(3)]
@@ -48,9 +48,11 @@ def enqueue(ctx: Ctx) -> None:
     for key in ("one_by_one_per_s", "bulk_per_s", "raw_evalsha_per_s", "pipelined_wall_per_s",
                 "pipelined_limit_per_s", "one_by_one_vs_raw", "bulk_vs_pipelined"):
         out[key] = statistics.median(r[key] for r in rounds)
+    out["bulk_client_usec_per_job"] = statistics.median(r["bulk_client_usec_per_job"] for r in rounds)
     if ctx.private:
-        out["bulk_server_usec_per_job"] = statistics.median(r["bulk_server_usec_per_job"] for r in rounds)
-        out["pipelined_usec_per_call"] = statistics.median(r["pipelined_usec_per_call"] for r in rounds)
+        for key in ("bulk_server_usec_per_job", "bulk_server_cpu_usec_per_job", "pipelined_usec_per_call",
+                    "pipelined_cpu_usec_per_call"):
+            out[key] = statistics.median(r[key] for r in rounds)
     out["runs_one_by_one"] = [r["one_by_one_per_s"] for r in rounds]
     out["runs_bulk"] = [r["bulk_per_s"] for r in rounds]
     ctx.results["enqueue"] = out
@@ -74,19 +76,53 @@ def _enqueue_round(ctx: Ctx, n: int, label: str) -> dict:
         bar.update(start + k)
     raw, single = n / raw_s, n / single_s
     bar.close(f"{single:,.0f}/s (bare EVALSHA loop {raw:,.0f}/s)")
-    pipe = wire.pipelined(ctx, 10 * n)
+    out = {"one_by_one_per_s": single, "raw_evalsha_per_s": raw, "one_by_one_vs_raw": single / raw}
+    out.update(_bulk_beside_limit(ctx, n))
+    return out
+
+
+BULK_BLOCKS = 4  # blocks of bulk enqueue, each after a block of the pipelined loop: both see the same load
+
+
+def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
+    """Bulk enqueue of n jobs in BULK_BLOCKS calls, alternating with blocks of the pipelined loop
+    (10 calls a job), both on one connection with two batches of 1,000 on the wire (bench/wire.py).
+
+    The ratio is the bulk's wall rate over the loop's server-CPU bound. Beside it, per job of the
+    bulk: the server's CPU (INFO cpu) and its time in the mint script (commandstats), the client's
+    CPU (this process: checks, encoding, packing, references), and per call of the loop the server's
+    CPU: what a job costs the server against what an empty script call does.
+    """
     fn = jobs.noop.using(queue=_queue("enqbulk"))
+    fn.enqueue_many([((), {})])  # the plan and the script's load, outside the count (the loop's script is loaded too)
+    k = n // BULK_BLOCKS
+    calls = [((), {})] * k
+    pipe = {"calls": 0, "wall_s": 0.0, "server_cpu_s": 0.0, "script_usec": 0}
+    bulk = {"wall_s": 0.0, "client_s": 0.0, "server_cpu_s": 0.0, "script_usec": 0}
+    for _ in range(BULK_BLOCKS):
+        for key, value in wire.pipelined(ctx, 10 * k).items():
+            if key in pipe:
+                pipe[key] += value
+        if ctx.private:
+            reset_stats(ctx)
+            cpu0 = server_cpu(ctx)
+        c, t = time.process_time(), time.perf_counter()
+        fn.enqueue_many(calls)
+        bulk["wall_s"] += time.perf_counter() - t
+        bulk["client_s"] += time.process_time() - c
+        if ctx.private:
+            bulk["server_cpu_s"] += server_cpu(ctx) - cpu0
+            bulk["script_usec"] += script_usec(ctx)
+    jobs_n = k * BULK_BLOCKS
+    many, wall = jobs_n / bulk["wall_s"], pipe["calls"] / pipe["wall_s"]
+    limit = pipe["calls"] / pipe["server_cpu_s"] if ctx.private else wall
+    out = {"bulk_per_s": many, "pipelined_wall_per_s": wall, "pipelined_limit_per_s": limit,
+           "bulk_vs_pipelined": many / limit, "bulk_client_usec_per_job": bulk["client_s"] * 1e6 / jobs_n}
     if ctx.private:
-        reset_stats(ctx)
-    t = time.perf_counter()
-    fn.enqueue_many([((), {})] * n)
-    many = n / (time.perf_counter() - t)
-    out = {"one_by_one_per_s": single, "bulk_per_s": many, "raw_evalsha_per_s": raw,
-           "pipelined_wall_per_s": pipe["wall_per_s"], "pipelined_limit_per_s": pipe["limit_per_s"],
-           "one_by_one_vs_raw": single / raw, "bulk_vs_pipelined": many / pipe["limit_per_s"]}
-    if ctx.private:
-        out["bulk_server_usec_per_job"] = script_usec(ctx) / n
-        out["pipelined_usec_per_call"] = pipe["usec_per_call"]
+        out["bulk_server_usec_per_job"] = bulk["script_usec"] / jobs_n
+        out["bulk_server_cpu_usec_per_job"] = bulk["server_cpu_s"] * 1e6 / jobs_n
+        out["pipelined_usec_per_call"] = pipe["script_usec"] / pipe["calls"]
+        out["pipelined_cpu_usec_per_call"] = pipe["server_cpu_s"] * 1e6 / pipe["calls"]
     return out
 
 

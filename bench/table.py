@@ -48,8 +48,13 @@ def _enqueue(r: dict, rows: Rows) -> None:
              f"{e['pipelined_limit_per_s']:,.0f} ({e['pipelined_wall_per_s']:,.0f})")
     rows.add("  enqueue bulk / pipelined limit", f"{e['bulk_vs_pipelined']:.2f}x", f">= {BULK_VS_PIPELINED}x",
              e["bulk_vs_pipelined"] >= BULK_VS_PIPELINED)
+    if "bulk_client_usec_per_job" in e:
+        rows.add("  client CPU µs/job of the bulk enqueue", f"{e['bulk_client_usec_per_job']:.1f}")
     if "bulk_server_usec_per_job" in e:
         rows.add("  server µs/job in the bulk mint script", f"{e['bulk_server_usec_per_job']:.1f}")
+    if "bulk_server_cpu_usec_per_job" in e:
+        rows.add("  server CPU µs: a bulk job / a pipelined no-op call",
+                 f"{e['bulk_server_cpu_usec_per_job']:.2f} / {e['pipelined_cpu_usec_per_call']:.2f}")
 
 
 def _drain(r: dict, rows: Rows) -> None:

@@ -58,6 +58,18 @@ def server_url(request):
     return os.environ["EMQ_TEST_URL"]
 
 
+def pytest_collection_modifyitems(config, items):
+    """A ``one_server`` test runs on the embedded Valkey only: the others would repeat it, not widen it."""
+    keep, drop = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        other = callspec is not None and callspec.params.get("server_url", "embedded") != "embedded"
+        (drop if other and item.get_closest_marker("one_server") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def on_the_cluster(request) -> bool:
     """Whether this test runs on the local cluster (its server_url param)."""
     callspec = getattr(request.node, "callspec", None)

@@ -81,7 +81,7 @@ def test_a_queue_from_before_counters_is_recounted_in_steps_while_it_changes(emq
         steps += 1
         jobs.add.using(group=f"new{steps}").enqueue(2, steps)
         jobs.add.using(group="g3").enqueue(3, steps)
-        q.bclaim(3, "w")
+        q.finish([Outcome(c.id, c.token, "completed", "null") for c in q.bclaim(3, "w")])  # not left to expire
     assert steps > 1 and q.client.hget(q.keys.counters, "mode") == "exact"
     assert not q.client.exists(q.keys.recount_seen)
     assert_counts_exact("default")
@@ -235,3 +235,21 @@ def test_a_lane_whose_last_job_was_popped_ahead_leaves_the_ring_on_its_next_turn
     assert_counts_exact("default")
     assert [c.args for c in q.bclaim(10, "w")] == [["b", 2], ["b", 3], ["b", 4]]
     assert_counts_exact("default")
+
+
+def test_a_quiet_queue_is_trimmed_again_when_its_oldest_result_expires_not_every_tick(emq_env, settings):
+    """The idle budget: retention runs when something can expire (the script says when), at most
+    RETAIN_EVERY apart, instead of one script call every Pump tick."""
+    import time
+
+    from emq.runtime.upkeep import RETAIN_EVERY, Upkeep
+
+    q, upkeep = Queue("default"), Upkeep()
+    upkeep.step(q)
+    assert upkeep.retain_at[q.keys.ns] - time.monotonic() == pytest.approx(RETAIN_EVERY, abs=5)
+    settings.EMQ_RESULT_TTL = 60
+    jobs.add.enqueue(1, 2)
+    run_until_empty()
+    upkeep = Upkeep()
+    upkeep.step(q)
+    assert upkeep.retain_at[q.keys.ns] - time.monotonic() == pytest.approx(60, abs=5)

@@ -7,7 +7,7 @@ import redis
 
 from emq.core.connection import new_client
 from emq.core.engine import Queue
-from emq.core.records import Outcome
+from emq.core.records import Claimed, Outcome
 from tests import jobs
 
 
@@ -24,6 +24,16 @@ def test_enqueue_many_keeps_each_lane_in_order_and_the_ring_by_first_appearance(
     for g in range(3):
         assert [c.args[0] for c in claimed if c.args[0] % 3 == g] == list(range(g, 2_500, 3))
     assert {c.id for c in claimed} == {r.id for r in refs}
+
+
+def test_a_claimed_job_decodes_to_what_its_constructor_builds(emq_env):
+    """The claim's decoder skips ``__init__`` (the worker's loop decodes one a job): every field is set,
+    equal to a Claimed built the usual way, with arguments and without."""
+    jobs.add.enqueue(1, 2)
+    jobs.add.using(group="g").enqueue(3, 4)
+    for job in Queue("default").bclaim(2, "w"):
+        again = Claimed(*(getattr(job, name) for name in Claimed.__dataclass_fields__))
+        assert job == again and vars(job) == vars(again)
 
 
 def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):

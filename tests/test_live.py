@@ -124,6 +124,7 @@ def test_a_parked_waiter_sends_no_command_while_it_waits(request, emq_env):
     probe.close()
 
 
+@pytest.mark.one_server
 def test_progress_100_000_times_costs_nothing_measurable(worker):
     """100,000 rounds of a job with ctx.progress each round against the same rounds without it,
     interleaved inside one job on a worker (both see the same machine). What it guards: progress

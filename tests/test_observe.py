@@ -74,6 +74,49 @@ def test_a_worker_that_parks_has_said_its_completed_lines(emq_env, captured):
         t.join(timeout=10)
 
 
+def test_a_batch_of_lines_reads_as_the_same_lines_one_by_one(emq_env):
+    """``logs.handle_all`` (one write a batch for a plain StreamHandler) writes what ``Logger.handle`` would:
+    same text, the logger's and each handler's filters and levels, propagation, other handlers record by record."""
+
+    class OneByOne(logging.StreamHandler):  # a subclass: handled a record at a time, as before
+        pass
+
+    def records() -> list[logging.LogRecord]:
+        made = logging.LogRecord("emq.test.batch", logging.INFO, __file__, 0, "job %s n=%s", None, None)
+        out = []
+        for i in range(5):
+            r = logging.makeLogRecord(dict(vars(made)))
+            r.args = (f"j{i}", i)
+            out.append(r)
+        return out
+
+    fmt = "%(asctime)s %(levelname)s %(name)s %(message)s"
+    logger, parent = logging.getLogger("emq.test.batch"), logging.getLogger("emq.test")
+    batch, single, quiet, up = io.StringIO(), io.StringIO(), io.StringIO(), io.StringIO()
+    handlers = [(logger, logging.StreamHandler(batch)), (logger, OneByOne(single)),
+                (logger, logging.StreamHandler(quiet)), (parent, logging.StreamHandler(up))]
+    for owner, h in handlers:
+        h.setFormatter(logging.Formatter(fmt))
+        owner.addHandler(h)
+    handlers[2][1].setLevel(logging.WARNING)
+    handlers[3][1].addFilter(lambda r: r.args[1] % 2 == 0)
+    try:
+        logs.handle_all(logger, records())
+        assert batch.getvalue() == single.getvalue() and len(batch.getvalue().splitlines()) == 5
+        assert batch.getvalue().splitlines()[1].endswith(" INFO emq.test.batch job j1 n=1")
+        assert quiet.getvalue() == "" and [x.split()[-1] for x in up.getvalue().splitlines()] == ["n=0", "n=2", "n=4"]
+        logger.propagate, logger.disabled = False, False
+        logs.handle_all(logger, records())
+        assert len(batch.getvalue().splitlines()) == 10 and len(up.getvalue().splitlines()) == 3
+        logger.disabled = True
+        logs.handle_all(logger, records())
+        assert len(batch.getvalue().splitlines()) == 10
+    finally:
+        logger.propagate, logger.disabled = True, False
+        for owner, h in handlers:
+            owner.removeHandler(h)
+
+
 def test_json_lines_from_a_real_worker(emq_env):
     """EMQ_LOG_FORMAT=json: every line of a worker process is one JSON object; the job's line has its id."""
     ref = jobs.logs_x.enqueue()

@@ -107,9 +107,14 @@ def stop(folder: Path) -> bool:
     if not port or not _answers(port):
         return False
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
-    try:
-        redis.Redis(port=port).shutdown(nosave=False)
+    try:  # no retries: the closed connection is the answer (redis-py 8 would reconnect 10 times, ~4 s)
+        redis.Redis(port=port, retry=Retry(NoBackoff(), 0)).shutdown(nosave=False)
     except redis.ConnectionError:
         pass
+    deadline = time.monotonic() + 10
+    while _answers(port) and time.monotonic() < deadline:  # gone when this returns: the folder is free
+        time.sleep(0.01)
     return True

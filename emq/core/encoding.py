@@ -16,6 +16,11 @@ from ..errors import PayloadTooLarge
 from . import config
 
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+# What _encoder.encode runs, made once: encode() builds it anew on every call, which cost an enqueue
+# of a short call more than encoding it did. Without the circular-reference check (markers None): a
+# cycle ends in RecursionError, which encode_args reports as any value nested too deep.
+_c_encoder = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+    None, _encoder.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
 MAX_DEPTH = 100  # lists and dicts inside one another, at most
 _SCALARS = (str, int, float, bool, type(None))
 EMPTY = ("[]", "{}")  # what no arguments encode to
@@ -37,7 +42,8 @@ def encode_args(name: str, args: tuple, kwargs: dict, limit: int | None = None) 
             _too_large(name, len(EMPTY[0]) + len(EMPTY[1]), limit)
         return EMPTY
     try:
-        a, k = dumps(list(args)), dumps(kwargs)
+        a = _arguments(args) if args else EMPTY[0]  # a tuple encodes as a list
+        k = _arguments(kwargs) if kwargs else EMPTY[1]
     except (TypeError, ValueError, RecursionError):
         _raise_for_first_bad(name, args, kwargs)
         raise
@@ -46,6 +52,11 @@ def encode_args(name: str, args: tuple, kwargs: dict, limit: int | None = None) 
     if size > limit:
         _too_large(name, size, limit)
     return a, k
+
+
+def _arguments(value: tuple | dict) -> str:
+    """``dumps`` of a call's arguments, by the encoder made once when the interpreter has it."""
+    return "".join(_c_encoder(value, 0)) if _c_encoder else dumps(list(value) if isinstance(value, tuple) else value)
 
 
 def _too_large(name: str, size: int, limit: int) -> None:

@@ -24,7 +24,7 @@ import contextlib
 import functools
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from . import config
 from .keys import guard
 from .shake import shaken
 from .wire import exchange as _exchange
+from .wire import stream as _stream
 
 LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
 # Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
@@ -117,6 +118,11 @@ def _refusal(exc: Exception) -> bool:
     return not isinstance(exc, ClusterError) or "TTL exhausted" in str(exc)
 
 
+def _again(reply: Any) -> bool:
+    """Whether a script's reply says it did not run and may simply run again (missing, or its slot moving)."""
+    return isinstance(reply, NoScriptError) or (isinstance(reply, REFUSED) and _refusal(reply))
+
+
 def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
              raise_on_error: bool = True, meanwhile: Callable[[], None] | None = None) -> list[Any]:
     """Run several scripts in one pipelined round trip; a script refused or missing is run again alone.
@@ -143,6 +149,55 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
         if isinstance(reply, NoScriptError) or (isinstance(reply, REFUSED) and _refusal(reply)):
             replies[i] = run(client, *calls[i])
         elif isinstance(reply, Exception) and raise_on_error:
+            raise reply
+    return replies
+
+
+def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[Any]]], depth: int,
+               each: Callable[[int, Any], None] | None = None) -> list[Any]:
+    """Run scripts in order, up to depth of them on the wire at once (``wire.stream``); their replies.
+
+    ``each(i, reply)`` is called for each script that ran, as its reply is read: client work that
+    overlaps the server's on the scripts still on the wire (it must not raise). A script refused
+    or missing is run again alone, as in ``run_many``; any other error reply stops the sending of
+    the rest and raises once the scripts already sent have answered. A cluster client runs them
+    in ``run_many`` round trips of depth scripts."""
+    calls = list(calls)
+    told = each or (lambda i, reply: None)
+    if not isinstance(client, redis.Redis):
+        replies = [r for i in range(0, len(calls), depth) for r in run_many(client, calls[i : i + depth])]
+        for i, reply in enumerate(replies):
+            told(i, reply)
+        return replies
+    replies: list[Any] = []
+    failed: list[Exception] = []
+
+    def commands():
+        for name, keys, args in calls:
+            if failed:
+                return
+            full = declared(keys)
+            yield ("EVALSHA", current(name).sha, len(full), *full, *args)
+
+    def read(reply: Any) -> None:
+        if not isinstance(reply, Exception):
+            told(len(replies), reply)
+        elif not _again(reply):
+            failed.append(reply)
+        replies.append(reply)
+
+    _stream(client, commands(), depth, read)
+    return _settled(client, calls, replies, told)
+
+
+def _settled(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]], replies: list[Any],
+             told: Callable[[int, Any], None]) -> list[Any]:
+    """Run again alone, in order, the scripts whose replies say they did not run; raise another error reply."""
+    for i, reply in enumerate(replies):
+        if _again(reply):
+            replies[i] = run(client, *calls[i])
+            told(i, replies[i])
+        elif isinstance(reply, Exception):
             raise reply
     return replies
 

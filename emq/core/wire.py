@@ -17,7 +17,7 @@ import collections
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError, DataError, ResponseError, TimeoutError
@@ -67,6 +67,40 @@ def exchange(client: Any, commands: Sequence[tuple[Any, ...]], meanwhile: Callab
     finally:
         _checkin(client, conn)
     return replies
+
+
+def stream(client: Any, commands: Iterable[tuple[Any, ...]], depth: int, each: Callable[[Any], None]) -> None:
+    """Send commands on one connection of a plain client with up to depth of them unanswered, and
+    hand each reply, in order, to each (errors as values; it must not raise).
+
+    The server runs one command while the next waits in its buffer and the client packs the one
+    after: neither side waits for the other, as a round trip of a whole batch makes them do.
+    commands is read lazily, so a caller can stop it (a generator that returns) on a bad reply."""
+    conn = _checkout(client)
+    try:
+        if _stale(conn):
+            conn.disconnect()  # sending reconnects it
+        unanswered = 0
+        for command in commands:
+            conn.send_packed_command(pack(conn, [command]))
+            unanswered += 1
+            if unanswered >= depth:
+                each(_reply(conn))
+                unanswered -= 1
+        for _ in range(unanswered):
+            each(_reply(conn))
+    except BaseException:
+        conn.disconnect()
+        raise
+    finally:
+        _checkin(client, conn)
+
+
+def _reply(conn: Any) -> Any:
+    try:
+        return conn.read_response()
+    except ResponseError as exc:  # a reply like any other: the connection stays in step
+        return exc
 
 
 def pack(conn: Any, commands: Sequence[tuple[Any, ...]]) -> Any:

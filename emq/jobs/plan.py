@@ -3,9 +3,9 @@
 ``enqueue``, ``enqueue_in``, ``enqueue_at`` and ``enqueue_many`` ask ``usable(fn)``. A plan exists for
 the common case — an unpartitioned queue, no ``after=``, ``on_commit``, unique key or debounce,
 EMQ_EAGER and EMQ_DURABLE off — and mints one job with one call of the lean ``mint_one.lua`` (many:
-chunks of ``mint.lua``): no settings read, no options resolved, no routing, no ``MintSpec`` built
-per job. Anything else,
-and any call while tracing is on, takes the general path (``JobFunction._mint``).
+chunks of ``mint_many.lua``, which takes what the jobs share once a chunk): no settings read, no
+options resolved, no routing, no ``MintSpec`` built per job. Anything else, and any call while
+tracing is on, takes the general path (``JobFunction._mint``).
 
 Every check stays, at its price: the arguments against the signature (``arguments.Shape``), JSON
 and size (``encode_args``), the group when it is a function of the arguments. A plan is kept on
@@ -47,6 +47,7 @@ class Plan:
     group: str | None  # None: the options' group is a function of the arguments
     limit: int  # EMQ_MAX_PAYLOAD
     shape: Shape | None  # None: Python cannot tell the function's signature, nothing to check
+    head: list[Any]  # mint_many.lua's shared fields (ARGV[2..11]) for enqueue_many
 
     def row(self, fn: JobFunction, args: Sequence[Any], kwargs: dict[str, Any], job_id: str, due: str) -> list[Any]:
         """One call checked (signature, JSON, size) and encoded as mint's ARGV row."""
@@ -63,16 +64,32 @@ class Plan:
         return JobRef(job_id, self.queue, _when(now_ms), made)
 
     def mint_many(self, fn: JobFunction, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
-        """Check and encode every call before anything is written, then mint them ready now in chunks."""
-        rows, ids = [], []
-        for args, kwargs in calls:
-            ids.append(new_id())
-            rows.append(self.row(fn, tuple(args), dict(kwargs), ids[-1], ""))
-        if not rows:
+        """Check and encode every call before anything is written, then mint them ready now in chunks
+        of mint_many.lua: what the jobs share goes once a chunk, each job adds its id, arguments and group."""
+        name, limit, check = fn.name, self.limit, self.shape.check if self.shape is not None else None
+        args_of, kwargs_of, groups, fixed = [], [], [], self.group is not None
+        for given, named in calls:
+            args = given if type(given) is tuple else tuple(given)  # a copy only when it is not one already
+            kwargs = named if type(named) is dict else dict(named)
+            if check is not None:
+                check(name, args, kwargs)
+            a, k = encode_args(name, args, kwargs, limit)
+            args_of.append(a)
+            kwargs_of.append(k)
+            if not fixed:
+                groups.append(fn.group_of(args, kwargs))
+        if not args_of:
             return []
-        now_ms, made = self.engine.mint_rows(rows)
-        when = _when(now_ms)
-        return [JobRef(job_id, self.queue, when, m is True) for job_id, m in zip(ids, made, strict=True)]
+        ids, queue = new_ids(len(args_of)), self.queue
+        columns = (ids, args_of, kwargs_of) if fixed else (ids, args_of, kwargs_of, groups)
+        refs: list[Any] = [None] * len(ids)
+
+        def minted(start: int, end: int, now_ms: int) -> None:  # while the server runs the next chunk
+            when = _when(now_ms)
+            refs[start:end] = [JobRef(job_id, queue, when, True) for job_id in ids[start:end]]
+
+        self.engine.mint_many(self.head, columns, minted)
+        return refs
 
 
 def usable(fn: JobFunction) -> Plan | None:
@@ -103,7 +120,9 @@ def _make(fn: JobFunction) -> Plan | None:
     shared = MintSpec(id=o.job_id or "", name=fn.name, args_json="", kwargs_json="", group="", due="",
                       if_absent=bool(o.job_id), priority=o.priority or 0, **resolved(fn.name, o))
     group = None if callable(o.group) else fn.group_of((), {})  # a fixed group: worked out once
-    return Plan(queue, engine, shared, group, config.get("EMQ_MAX_PAYLOAD"), shape(fn.func, o.takes_context))
+    row = shared.argv_like("", "", "", group or "", "")
+    head = [row[2], row[5], *row[7:]]  # fn, group, max_attempts, lease, max_stalled, backoff, origin, priority, ...
+    return Plan(queue, engine, shared, group, config.get("EMQ_MAX_PAYLOAD"), shape(fn.func, o.takes_context), head)
 
 
 def new_id() -> str:
@@ -113,6 +132,12 @@ def new_id() -> str:
     less a queued job, and 96 bits still make a repeat unlikely before 10^14 jobs.
     """
     return os.urandom(12).hex()
+
+
+def new_ids(n: int) -> list[str]:
+    """n ids as ``new_id`` makes them, from one read of the random source (one system call, not n)."""
+    digits = os.urandom(12 * n).hex()
+    return [digits[i : i + 24] for i in range(0, 24 * n, 24)]
 
 
 _last: tuple[int, datetime | None] = (0, None)

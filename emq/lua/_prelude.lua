@@ -94,6 +94,14 @@ local function lane_push(group, id, front)
   if n == 1 then lane_joined(group) end
 end
 
+-- Append ready ids (at most a few thousand) to a group's plain lane in one RPUSH; a lane that was
+-- empty joins the ring. The ready counter takes them through ready_batch: call ready_settle after.
+local function lane_append(group, ids)
+  local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
+  ready_batch(group, #ids)
+  if len == #ids then lane_joined(group) end
+end
+
 -- Ready ids of a mint, pushed once per group at the end (one RPUSH for a whole chunk of one group),
 -- groups in order of first appearance, as one lane_push per job would have ordered them. A job for
 -- the lane's front, or for a group in priority mode (_prio.lua), first flushes its group's batch.
@@ -103,9 +111,7 @@ local function lane_batch()
   local function flush_group(group)
     local ids = ready_ids[group]
     if #ids == 0 then return end
-    local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
-    ready_batch(group, #ids)
-    if len == #ids then lane_joined(group) end
+    lane_append(group, ids)
     ready_ids[group] = {}
   end
   local function push(group, id, front)

@@ -10,8 +10,10 @@
   ARGV[4] dead_keep at most this many dead jobs are kept
   ARGV[5] limit     most jobs deleted in this call, 1..1000
   Derived: done, cancelled, dead, reclaims, job:<id>
-  Returns: {deleted completed, deleted cancelled, deleted dead, more 0|1}   more = something is
-           still past its age or count after this call
+  Returns: {deleted completed, deleted cancelled, deleted dead, more 0|1, next_ms}   more = something
+           is still past its age or count after this call; next_ms = ms until the oldest job left
+           in any set outlives its ttl (-1: all three are empty), so a quiet queue's Pump calls
+           again then, not every tick
 ]]
 local now = now_ms()
 local budget = tonumber(ARGV[5])
@@ -34,8 +36,20 @@ local function trim_set(suffix, ttl, keep)
   return n
 end
 
-local ttl, keep = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- Lower next_ms to when the oldest member of one set outlives ttl ms.
+local next_ms = -1
+local function next_out(suffix, ttl)
+  local h = redis.call('ZRANGE', ns .. suffix, 0, 0, 'WITHSCORES')
+  if not h[2] then return end
+  local ms = math.max(tonumber(h[2]) + ttl - now, 0)
+  if next_ms < 0 or ms < next_ms then next_ms = ms end
+end
+
+local ttl, keep, dead_ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local done = trim_set('done', ttl, keep)
 local cancelled = trim_set('cancelled', ttl, keep)
-local dead = trim_set('dead', tonumber(ARGV[3]), tonumber(ARGV[4]))
-return {done, cancelled, dead, more}
+local dead = trim_set('dead', dead_ttl, tonumber(ARGV[4]))
+next_out('done', ttl)
+next_out('cancelled', ttl)
+next_out('dead', dead_ttl)
+return {done, cancelled, dead, more, next_ms}

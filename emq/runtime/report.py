@@ -13,7 +13,7 @@ from ..core import config
 from ..core.records import Claimed, Outcome
 from . import outcomes, signals
 from .held import Held
-from .logs import fields
+from .logs import fields, handle_all
 
 log = logging.getLogger("emq.worker")
 COMPLETED = "job id=%s name=%s state=completed attempt=%s ms=%s"
@@ -56,18 +56,21 @@ def say(unsaid: Unsaid) -> None:
 
     The records are built here rather than by ``log.info``: the logger's search of the caller's
     frame and LogRecord's own set-up (source path, thread, process) are most of a line's cost and
-    the same for every line a call writes, so each record starts as a copy of one made per call.
+    the same for every line a call writes, so each record starts as a copy of one made per call;
+    and they are handled as one batch (``logs.handle_all``: one write for a plain stream handler).
     """
     if not unsaid:
         return
     template = logging.LogRecord(log.name, logging.INFO, __file__, 0, COMPLETED, None, None).__dict__
+    records = []
     for queue, job, ms in unsaid:
         record = _new_record(logging.LogRecord)
         record.__dict__.update(template)
         record.args = (job.id, job.name, job.token, ms)
         record.__dict__.update(fields(job.id, job.name, queue, job.token))
-        log.handle(record)
+        records.append(record)
     unsaid.clear()
+    handle_all(log, records)
 
 
 def _warn(queue: str, job: Claimed, o: Outcome, state: str, ms: int) -> None:

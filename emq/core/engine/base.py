@@ -43,6 +43,13 @@ class Ops:
             return scripts.run_many(self.client, [(name, [self.keys.ns], args) for name, args in calls],
                                     raise_on_error, meanwhile)
 
+    def _run_stream(self, name: str, argss: Sequence[Sequence[Any]], depth: int,
+                    each: Callable[[int, Any], None] | None = None) -> list[Any]:
+        """Run one script of this queue once per args, in order, depth calls on the wire at once;
+        ``each(i, reply)`` as each reply is read (``scripts.run_stream``)."""
+        with guard():
+            return scripts.run_stream(self.client, [(name, [self.keys.ns], args) for args in argss], depth, each)
+
     def _run_one(self, name: str, args: Sequence[Any]) -> Any:
         """Run one script of this queue as ``_run_many`` would, on an enqueue's hot path (``scripts.run_one``)."""
         with guard():

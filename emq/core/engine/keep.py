@@ -14,12 +14,14 @@ STEP = 500  # groups a recount step reads, jobs a retention step deletes: ~0.5 m
 
 @dataclass(frozen=True)
 class Retained:
-    """What one retention step deleted, and whether more is past its age or count."""
+    """What one retention step deleted, whether more is past its age or count, and when the oldest
+    job left outlives its ttl (seconds from now; None when nothing finished is kept)."""
 
     completed: int
     cancelled: int
     dead: int
     more: bool
+    next_s: float | None = None
 
 
 class KeepOps(Ops):
@@ -38,5 +40,6 @@ class KeepOps(Ops):
             int(config.get("EMQ_DEAD_TTL") * 1000), int(config.get("EMQ_KEEP_DEAD")),
             min(max(int(limit), 1), MAX_BATCH),
         ]
-        completed, cancelled, dead, more = self._run("retain", argv)
-        return Retained(int(completed), int(cancelled), int(dead), bool(more))
+        completed, cancelled, dead, more, next_ms = self._run("retain", argv)
+        return Retained(int(completed), int(cancelled), int(dead), bool(more),
+                        None if int(next_ms) < 0 else int(next_ms) / 1000)

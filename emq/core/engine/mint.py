@@ -1,10 +1,11 @@
 """Minting: create jobs in a queue, a chunk of up to MAX_BATCH per call of ``mint.lua`` (one job:
-the leaner ``mint_one.lua``), chunks pipelined, fenced under EMQ_DURABLE."""
+the leaner ``mint_one.lua``; a bulk enqueue's plain jobs: ``mint_many.lua``), chunks pipelined,
+fenced under EMQ_DURABLE."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import config, durable
@@ -12,6 +13,7 @@ from ..records import MintSpec
 from .base import MAX_BATCH, Ops
 
 MINT_PIPELINE = 10  # mint chunks sent in one pipeline: bounds the client's buffer (~2 MB)
+STREAM_DEPTH = 2  # mint_many chunks on the wire at once: one running, one waiting in the server's buffer
 
 
 class MintOps(Ops):
@@ -61,6 +63,31 @@ class MintOps(Ops):
         in one round trip: the server's ms of the mint (the job's ``created``) and whether it is new."""
         now_ms, made = self._run_one("mint_one", [1, *argv])
         return int(now_ms), made == 1
+
+    def mint_many(self, head: Sequence[Any], columns: Sequence[Sequence[str]],
+                  minted: Callable[[int, int, int], None]) -> None:
+        """Create plain jobs of one function, ready now, with mint_many.lua.
+
+        head: mint_many.lua's ARGV[2..11], what the jobs share; columns: their own fields, one list
+        each (ids, args, kwargs, and groups when head's group is ""). A chunk is MAX_BATCH jobs and is
+        atomic. The chunks stream (``scripts.run_stream``): the server runs one while the next waits
+        in its buffer and the client packs the one after. ``minted(start, end, now_ms)`` is called as
+        the jobs start..end-1 are known to exist (now_ms: the server's time of their mint), while the
+        server runs the next chunk; it must not raise.
+        """
+        stride, n = len(columns), len(columns[0])
+        argss = []
+        for start in range(0, n, MAX_BATCH):
+            end = min(start + MAX_BATCH, n)
+            body: list[Any] = [None] * ((end - start) * stride)
+            for j, column in enumerate(columns):  # the fields of job i at i * stride: one slice a column
+                body[j::stride] = column[start:end]
+            argss.append([end - start, *head, *body])
+
+        def each(i: int, reply: Any) -> None:
+            minted(i * MAX_BATCH, min((i + 1) * MAX_BATCH, n), int(reply[0]))
+
+        self._run_stream("mint_many", argss, STREAM_DEPTH, each)
 
 
 def _mint_script(chunk: Sequence[list[Any]]) -> str:
