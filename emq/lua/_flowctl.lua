@@ -73,15 +73,25 @@ local function rate_spec(group)
 end
 
 -- A claim about to visit these groups reads their limits and holds with one command each, not one a group.
+-- Numeric loops, not ipairs (a call a step), and the "*" limit parsed once for the groups without their own.
 local function rate_prefetch(groups)
   if HOLDS == nil then HOLDS = redis.call('EXISTS', ns .. 'rhold') == 1 end
   if HOLDS then
     local at = redis.call('ZMSCORE', ns .. 'rhold', unpack(groups))
-    for i, group in ipairs(groups) do HOLDAT[group] = at[i] or false end
+    for i = 1, #groups do HOLDAT[groups[i]] = at[i] or false end
   end
   local specs = redis.call('HMGET', ns .. 'rates', unpack(groups))
-  for i, group in ipairs(groups) do
-    if RATES[group] == nil then RATES[group] = rate_parse(group, specs[i] or nil) end
+  local star
+  for i = 1, #groups do
+    local group, s = groups[i], specs[i]
+    if RATES[group] == nil then
+      if s then
+        RATES[group] = rate_parse(group, s)
+      else
+        if star == nil then star = rate_parse(group, nil) end
+        RATES[group] = star
+      end
+    end
   end
 end
 
