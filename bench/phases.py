@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 
 from bench import jobs, wire
+from bench.claims import claims
 from bench.harness import (
     Ctx,
     Progress,
@@ -461,4 +462,4 @@ def admin(ctx: Ctx) -> None:
     ctx.results["admin"] = {"queued": n, "pages_ms": admin_pages.measure(ctx.url)}
 
 
-PHASES = [enqueue, drain, cost, idle, latency, delayed, fairness, admin, memory, scale]
+PHASES = [enqueue, drain, cost, idle, latency, delayed, fairness, admin, memory, claims, scale]

@@ -12,6 +12,7 @@ BEST_PY = {"enq1": ("Dramatiq", 2385), "bulk": ("BullMQ-py", 10870), "drain1": (
            "lat": ("Huey", (1.3, 2.9)), "delayed": ("Celery", (1.7, 4.1))}
 # Issue 19's goals for the figures measured against the wire and per job.
 ENQ1_VS_RAW, BULK_VS_PIPELINED = 0.6, 0.8
+MANY_GROUPS_VS_ONE = 0.8  # issue 14: claims with 100,000 groups, some rate-limited, vs one group
 SERVER_USEC, CLIENT_USEC, BYTES_PER_JOB = 15, 10, 250
 
 
@@ -23,7 +24,7 @@ class Rows(list):
 def table(ctx) -> str:
     """One markdown table of every phase that ran."""
     rows = Rows()
-    for part in (_enqueue, _drain, _cost, _idle, _latency, _fairness, _memory, _scale, _admin):
+    for part in (_enqueue, _drain, _cost, _idle, _latency, _fairness, _memory, _claims, _scale, _admin):
         part(ctx.results, rows)
     head = ("figure", "emq", "goal", "BullMQ 6.7", "best Python peer", "")
     lines = [f"emq benchmark on {ctx.server}; load average {os.getloadavg()[0]:.2f}"
@@ -141,6 +142,18 @@ def _memory(r: dict, rows: Rows) -> None:
         return
     rows.add(f"memory bytes per queued job at {m['queued']:,}", f"{m['bytes_per_queued_job']:,.0f}",
              f"<= {BYTES_PER_JOB}", m["bytes_per_queued_job"] <= BYTES_PER_JOB)
+
+
+def _claims(r: dict, rows: Rows) -> None:
+    if not (c := r.get("claims")):
+        return
+    many = f"{c['groups']:,} groups, {c['rated_groups']:,} rate-limited"
+    rows.add(f"claim /s, bclaim(100): 1 group vs {many}", f"{c['one_per_s']:,.0f} vs {c['many_per_s']:,.0f} "
+             f"({c['ratio']:.2f}x)", f">= {MANY_GROUPS_VS_ONE}x", c["ratio"] >= MANY_GROUPS_VS_ONE)
+    rows.add("  each round's ratio (the two cases alternate)", " / ".join(f"{x:.2f}x" for x in c["runs_ratio"]))
+    if "one_server_usec_per_job" in c:
+        rows.add("  server µs/job in the claim script, 1 group vs many",
+                 f"{c['one_server_usec_per_job']:.1f} vs {c['many_server_usec_per_job']:.1f}")
 
 
 def _scale(r: dict, rows: Rows) -> None:

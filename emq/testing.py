@@ -148,7 +148,7 @@ def assert_enqueued(job: Any, args: Sequence[Any] | None = None, kwargs: dict | 
 
 def check_invariants(queue: Any) -> None:
     """Assert that every job of a queue sits in exactly one place, the one its state names, and that
-    each group's active count equals its leased jobs (``emq.core.invariants``).
+    each capped group's active count equals its leased jobs (``emq.core.invariants``).
 
     ``queue`` is a name, ``emq.queue(...)`` or a physical queue; every partition is walked. It reads
     the whole queue (SCAN of its keys, every set, lane and job: O(jobs + groups) in pages): a helper
@@ -197,12 +197,12 @@ def violations(q: Any) -> list[str]:
 
 
 def _counts(q: Any, client: Any, states: dict[str, tuple]) -> list[str]:
-    """held holds the leases of capped groups (and no other ids), and each group's active count equals
-    its leased jobs."""
+    """held holds every lease of a capped group (and no id without a lease), and each group's active
+    count equals its leases in held: only a lease under a cap is counted."""
     k = q.keys
     leased = set(client.zrange(k.leases, 0, -1))
     held, capped = client.hgetall(k.held), set(client.hkeys(k.caps))
-    per_group = Counter(held.get(j) or (states.get(j) or (None, None))[1] for j in leased)
+    per_group = Counter(held[j] for j in leased if j in held)
     problems = [f"lease of {j} (capped group) is missing from held" for j in leased - set(held)
                 if (states.get(j) or (None, None))[1] in capped]
     problems += [f"held has {j}, which holds no lease" for j in set(held) - leased]

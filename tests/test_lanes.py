@@ -17,7 +17,7 @@ import emq
 from emq.core import embedded
 from emq.core.engine import Queue
 from emq.core.records import Outcome
-from emq.testing import delete_prefix, run_until_empty
+from emq.testing import check_invariants, delete_prefix, run_until_empty
 from tests import jobs
 from tests.fleet import Fleet, fleet_for
 from tests.procs import wait_for
@@ -127,6 +127,25 @@ def test_a_group_at_its_cap_leaves_the_ring_and_comes_back_on_finish_or_reclaim(
     assert "capped" in q.client.lrange(q.keys.ring, 0, -1)
     emq.set_group_limit("default", "capped", None)
     assert int(q.client.hget(q.keys.active, "capped") or 0) == 0
+
+
+def test_a_cap_set_while_its_group_runs_counts_the_jobs_already_running(emq_env):
+    """Only leases under a cap are counted, so a new cap counts the group's leases of the moment:
+    2 running and a cap of 2 leave the group off the ring until one of them ends."""
+    q = Queue("default")
+    jobs.add.using(group="late").enqueue_many([(("late", i), {}) for i in range(4)])
+    jobs.add.using(group="other").enqueue("other", 0)
+    running = [c for c in q.bclaim(3, "w") if c.args[0] == "late"]
+    assert len(running) == 2 and q.client.hget(q.keys.active, "late") is None
+    emq.set_group_limit("default", "late", 2)
+    assert q.client.hget(q.keys.active, "late") == "2" and "late" not in q.client.lrange(q.keys.ring, 0, -1)
+    emq.set_group_limit("default", "late", 3)  # a changed cap counts nothing twice
+    assert q.client.hget(q.keys.active, "late") == "2"
+    assert groups_of(q.bclaim(5, "w")) == ["late"]
+    q.finish([Outcome(c.id, c.token, "completed", "null") for c in running])
+    assert q.client.hget(q.keys.active, "late") == "1"
+    assert groups_of(q.bclaim(5, "w")) == ["late"]
+    check_invariants(q)
 
 
 def test_group_limits_from_settings_are_applied(emq_env, settings):

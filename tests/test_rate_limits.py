@@ -159,8 +159,11 @@ def test_rate_limited_holds_only_its_group_and_spends_no_attempt(emq_env, tmp_pa
     w = Worker(["default"], concurrency=2, park_timeout=0.5)
     t = in_thread(w)
     try:
-        wait_for(lambda: (tmp_path / "429").exists(), timeout=10)
-        raised_at = server_ms(get_client())
+        # The worker's finish puts the hold on the server a moment after the job raised: a job of
+        # the group enqueued before that may start at once (a free slot claims it), so wait for it.
+        hold = wait_for(lambda: get_client().zscore(Queue("default").keys.rhold, "api"), timeout=10,
+                        what="the group held")
+        raised_at = hold - 2000
         later = jobs.add.using(group="api").enqueue(1, 1)
         other = jobs.add.using(group="other").enqueue(2, 2)
         assert other.wait(timeout=5).state == "completed"

@@ -178,7 +178,7 @@ def _minutes(client: Any, queues: list[Queue], now: int) -> list[tuple[int, int,
 class GroupRow:
     group: str
     depth: int
-    active: int
+    active: int | None  # leases counted against its cap; None without a cap, which keeps no count
     cap: int | None
     oldest_ms: int | None  # due time of the job at the head of its lane
     paused: bool = False
@@ -233,7 +233,7 @@ def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
         pipe.hmget(q.keys.job(row[3] or "-"), "due", "created")  # no due: due when created (core/layout.py)
     dues = [due or created for due, created in pipe.execute()]
     return [
-        GroupRow(g, int(depth or 0), int(active or 0), None if cap is None else int(cap),
+        GroupRow(g, int(depth or 0), None if cap is None else int(active or 0), None if cap is None else int(cap),
                  int(due) if head and due else None, bool(paused))
         for g, (depth, active, cap, head, paused), due in zip(groups, rows, dues, strict=True)
     ]

@@ -8,9 +8,10 @@
   KEYS[1] ns  <prefix>:{<queue>}: (every key is ns .. suffix)
   The functions are assigned to the names _prelude.lua declares (its reclaim uses them).
   Suffixes used here: job:<id>, held, leases, dead, done, cancelled, scheduled, waiting, lane:<group>, stats
-  held: HASH id -> group of every leased job of a capped group, written by bclaim: the group a
-  lease counts against (its active count, which a cap reads) is known even when the job's hash is
-  gone. Uncapped groups are left out: their count decides nothing, and the hash costs ~2 us a job.
+  held: HASH id -> group of every lease claimed under a cap, written by bclaim (and set_cap, for the
+  leases a new cap finds): exactly the leases a group's active count holds, so whoever ends one
+  gives its count back (held_release), even when the job's hash is gone. Uncapped groups keep no
+  count: it would decide nothing, and a claim and a finish paid two hash writes a group for it.
 ]]
 local KNOWN = {scheduled = 'scheduled', completed = 'done', dead = 'dead', cancelled = 'cancelled',
   active = 'leases', waiting = 'waiting', ready = true}
@@ -53,11 +54,8 @@ end
 
 -- A leased job whose hash is gone: release the active count its lease held (from held: capped groups).
 lease_gone = function(id)
-  local group = redis.call('HGET', ns .. 'held', id)
-  if not group then return end
-  redis.call('HDEL', ns .. 'held', id)
   redis.call('ZREM', ns .. 'leases', id)
-  active_add(group, -1)
+  held_release({id})
 end
 
 -- When this server started, on its clock, at most 1 s early (INFO's uptime is in whole seconds,

@@ -73,15 +73,25 @@ local function rate_spec(group)
 end
 
 -- A claim about to visit these groups reads their limits and holds with one command each, not one a group.
+-- Numeric loops, not ipairs (a call a step), and the "*" limit parsed once for the groups without their own.
 local function rate_prefetch(groups)
   if HOLDS == nil then HOLDS = redis.call('EXISTS', ns .. 'rhold') == 1 end
   if HOLDS then
     local at = redis.call('ZMSCORE', ns .. 'rhold', unpack(groups))
-    for i, group in ipairs(groups) do HOLDAT[group] = at[i] or false end
+    for i = 1, #groups do HOLDAT[groups[i]] = at[i] or false end
   end
   local specs = redis.call('HMGET', ns .. 'rates', unpack(groups))
-  for i, group in ipairs(groups) do
-    if RATES[group] == nil then RATES[group] = rate_parse(group, specs[i] or nil) end
+  local star
+  for i = 1, #groups do
+    local group, s = groups[i], specs[i]
+    if RATES[group] == nil then
+      if s then
+        RATES[group] = rate_parse(group, s)
+      else
+        if star == nil then star = rate_parse(group, nil) end
+        RATES[group] = star
+      end
+    end
   end
 end
 
@@ -104,15 +114,18 @@ local function rate_room(group, now)
   return c[1] - redis.call('ZCARD', log)
 end
 
--- A job of group started (member: id:token, unique per attempt); counted for the group and the queue.
-local function rate_note(group, member, now)
-  for _, g in ipairs({group, ''}) do
-    local c = rate_spec(g)
-    if c then
-      redis.call('ZADD', ns .. 'rlog:' .. g, now, member)
-      redis.call('PEXPIRE', ns .. 'rlog:' .. g, c[2])
-    end
-  end
+-- A job of group started (member of the logs: id:token, unique per attempt); counted for the group
+-- and the queue, where they have a limit. A start that no limit counts costs no string and no table.
+local function rate_log(g, c, member, now)
+  redis.call('ZADD', ns .. 'rlog:' .. g, now, member)
+  redis.call('PEXPIRE', ns .. 'rlog:' .. g, c[2])
+end
+local function rate_note(group, id, token, now)
+  local mine, queue = rate_spec(group), rate_spec('')
+  if not (mine or queue) then return end
+  local member = id .. ':' .. token
+  if mine then rate_log(group, mine, member, now) end
+  if queue then rate_log('', queue, member, now) end
 end
 
 -- Hold a group ("" the whole queue) until ms at least; wake the Pump when that is before its next tick.

@@ -134,7 +134,9 @@ local function lane_batch()
 end
 
 -- Add delta to a group's active count; a capped group that drops below its cap rejoins the ring,
--- and parked workers are woken for its waiting work.
+-- and parked workers are woken for its waiting work. Only a lease claimed under a cap is counted
+-- (it is in held, id -> group): an uncapped group's count would decide nothing, and keeping it cost
+-- a claim and a finish two hash writes a group (set_cap counts the leases a new cap finds).
 -- capped = false says the queue has no caps at all (active_release reads that once a batch).
 local function active_add(group, delta, capped)
   local n = redis.call('HINCRBY', ns .. 'active', group, delta)
@@ -154,6 +156,20 @@ end
 local function active_release(counts)
   local capped = redis.call('EXISTS', ns .. 'caps') == 1
   for group, k in pairs(counts) do active_add(group, -k, capped) end
+end
+
+-- The leases of ids ended (finished, released, reclaimed, cancelled, gone): those counted against
+-- their group's cap leave held and give their count back; one HMGET and one HDEL a chunk of ids.
+local function held_release(ids)
+  if #ids == 0 or redis.call('EXISTS', ns .. 'held') == 0 then return end
+  local counts = {}
+  each_chunk(ids, function(chunk)
+    for _, group in ipairs(redis.call('HMGET', ns .. 'held', unpack(chunk))) do
+      if group then counts[group] = (counts[group] or 0) + 1 end
+    end
+    redis.call('HDEL', ns .. 'held', unpack(chunk))
+  end)
+  active_release(counts)
 end
 
 -- Put an id in the schedule set; wake the Pump when it became the earliest due time.
@@ -253,7 +269,7 @@ end
 local function reclaim_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', ns .. 'leases', '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return ids end
-  local released, ready, dead, out, gone, kept = {}, 0, 0, {}, {}, {}
+  local ready, dead, out, gone, kept = 0, 0, {}, {}, {}
   for _, id in ipairs(ids) do
     local key = ns .. 'job:' .. id
     local f = redis.call('HMGET', key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts', 'notify',
@@ -266,8 +282,6 @@ local function reclaim_expired(now, limit)
       kept[#kept + 1] = again
       kept[#kept + 1] = id
     elseif f[1] ~= 'active' or not f[2] then
-      local group = redis.call('HGET', ns .. 'held', id)
-      if group then released[group] = (released[group] or 0) + 1 end
       if f[1] ~= 'active' then misplaced(key, id, f[1], f[2], now) else quarantine(key, id, now, 'group missing') end
     else
       out[#out + 1] = id
@@ -276,7 +290,6 @@ local function reclaim_expired(now, limit)
       redis.call('HSET', key, 'stalled', stalled, 'reclaimed_at', now, 'reclaimed_from', f[5] or '')
       redis.call('ZADD', ns .. 'reclaims', now, id)
       note_error(key, tonumber(f[6] or DEFAULT.attempts) or 0, now, line)
-      released[f[2]] = (released[f[2]] or 0) + 1
       if stalled > (tonumber(f[4] or DEFAULT.max_stalled) or 1) then
         bury(key, id, now, line, 'stalled')
         dead = dead + 1
@@ -293,8 +306,7 @@ local function reclaim_expired(now, limit)
   if #kept > 0 then redis.call('ZADD', ns .. 'leases', 'XX', unpack(kept)) end
   if #gone == 0 then return out end
   redis.call('ZREM', ns .. 'leases', unpack(gone))
-  redis.call('HDEL', ns .. 'held', unpack(gone))
-  active_release(released)
+  held_release(gone)
   redis.call('ZREMRANGEBYRANK', ns .. 'reclaims', 0, -1001)
   count(now, 'reclaimed', ready + dead)
   count(now, 'dead', dead)

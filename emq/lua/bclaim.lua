@@ -9,8 +9,9 @@
   group's next turn or goes back to the lane's head. A lane found empty (its last job claimed,
   or a cancel emptied it) or with no room left under its cap or rate limit leaves the ring as the
   turn is written (_counters.lua: no scan of the ring); the groups that left the ring and the
-  lane set leave ring:in and lanes in one SREM each, and the active counts take one HMGET and
-  one HSET a batch, so a job alone in its lane costs one command more than one of a busy lane.
+  lane set leave ring:in and lanes in one SREM each, so a job alone in its lane costs one command
+  more than one of a busy lane. Only capped groups count their leases (held, active: one HMGET
+  and one HSET a batch); an uncapped group's count would decide nothing.
   A paused queue answers nothing (one EXISTS, after the idle check); paused groups are off the
   ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
@@ -33,7 +34,7 @@ local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
 local ring = ns .. 'ring'
 local out = {now}
-local got, leases, held, taken = 0, {}, {}, {}
+local got, leases, held, taken = 0, {}, {}, {}  -- taken: group -> leases this call took under its cap
 local dropped, drained = {}, {}  -- groups that left the ring this call; of them, those whose lane emptied
 local spare = {}  -- group -> the id popped ahead of its turn (pop)
 local first_expiry = math.huge
@@ -96,14 +97,14 @@ local function lease_one(id, group, capped)
   emit('active', id, token)
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
-  if capped then  -- the count a lease holds matters only under a cap: held records only those
+  if capped then  -- only a lease under a cap is counted (_prelude's active_add): held records those
     held[#held + 1] = id
     held[#held + 1] = group
+    taken[group] = (taken[group] or 0) + 1
   end
   first_expiry = math.min(first_expiry, expiry)
-  taken[group] = (taken[group] or 0) + 1
   got = got + 1
-  if limited then rate_note(group, id .. ':' .. token, now) end
+  if limited then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o = #out
   out[o + 1] = id; out[o + 2] = token; out[o + 3] = f[2]; out[o + 4] = f[3] or DEFAULT.args
@@ -181,7 +182,7 @@ local function turn()
   ringlen = len - seen + #keep
 end
 
--- Add each group's new leases to its active count: one read and one write for the whole batch.
+-- Add each capped group's new leases to its active count: one read and one write for the whole batch.
 local function active_take()
   local groups, args = {}, {}
   for group, _ in pairs(taken) do groups[#groups + 1] = group end

@@ -2,8 +2,8 @@
   cancel: end waiting or running jobs in the terminal state "cancelled", kept and trimmed like completed.
   A job waiting for its parents leaves the waiting set; a scheduled job leaves the schedule set; a ready one leaves its lane (LREM: O(its place in the
   lane), cancelling is rare), and an emptied lane leaves the lane set at once and the ring at the
-  next claim that reaches it (no scan of the ring); neither is ever claimed. An active job is cancelled at once: its lease goes and its group's active count
-  drops (a capped group gets its slot back); its worker hears it at the next renewal (extend
+  next claim that reaches it (no scan of the ring); neither is ever claimed. An active job is cancelled at once: its lease goes and, under a cap, its group's
+  active count drops (the group gets its slot back); its worker hears it at the next renewal (extend
   answers "cancelled") and stops the attempt, whose late finish answers stale.
   A finished job (completed, dead, cancelled) is left as it is and its state is answered.
   KEYS[1] ns        <prefix>:{<queue>}:
@@ -39,9 +39,7 @@ for i = 3, #ARGV do
     unlane(id, f[2])
   elseif state == 'active' then
     redis.call('ZREM', ns .. 'leases', id)
-    local group = f[2] or redis.call('HGET', ns .. 'held', id)
-    redis.call('HDEL', ns .. 'held', id)
-    if group then active_add(group, -1) end
+    held_release({id})
   elseif state == 'waiting' then
     flow_unwait(id)
   end

@@ -26,7 +26,7 @@
 ]]
 local n, ttl, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
-local out, freed, released = {}, {}, {}
+local out, freed = {}, {}
 local done, retried, dead, stale, requeued = {}, 0, 0, 0, 0
 
 -- What makes an item unusable (checked before any write to it), or nil. A worker that could not
@@ -79,8 +79,6 @@ for i = 0, n - 1 do
     stale = stale + 1
   else
     freed[#freed + 1] = id
-    local group = f[4] or redis.call('HGET', ns .. 'held', id)
-    if group then released[group] = (released[group] or 0) + 1 end
     local fault = finish_fault(f, outcome, value)
     if fault then
       quarantine(key, id, now, fault)
@@ -103,8 +101,7 @@ end
 
 if #freed > 0 then
   redis.call('ZREM', ns .. 'leases', unpack(freed))
-  if redis.call('EXISTS', ns .. 'caps') == 1 then redis.call('HDEL', ns .. 'held', unpack(freed)) end
-  active_release(released)
+  held_release(freed)
 end
 if #done > 0 then
   redis.call('ZADD', ns .. 'done', unpack(done))

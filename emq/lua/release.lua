@@ -8,7 +8,7 @@
   Returns: {status_1, ...}   status = "ok" | "stale" | "missing"
 ]]
 local now = now_ms()
-local out, freed, released, ready = {}, {}, {}, 0
+local out, freed, ready = {}, {}, 0
 for i = 1, #ARGV, 3 do
   local id, token, delay = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local key = ns .. 'job:' .. id
@@ -20,8 +20,6 @@ for i = 1, #ARGV, 3 do
     out[#out + 1] = 'stale'
   else
     freed[#freed + 1] = id
-    local group = f[3] or redis.call('HGET', ns .. 'held', id)
-    if group then released[group] = (released[group] or 0) + 1 end
     if not f[3] then
       quarantine(key, id, now, 'group missing')
     elseif delay <= 0 then
@@ -39,8 +37,7 @@ for i = 1, #ARGV, 3 do
 end
 if #freed > 0 then
   redis.call('ZREM', ns .. 'leases', unpack(freed))
-  redis.call('HDEL', ns .. 'held', unpack(freed))
-  active_release(released)
+  held_release(freed)
 end
 if ready > 0 then wake('wake') end
 flush_events()

@@ -1,16 +1,41 @@
 --[[
   set_cap: set or clear a group's concurrency cap and put its lane on or off the ring to match.
+  Only leases claimed under a cap are counted (_prelude's active_add), so a group that gains a cap
+  has its leases of the moment counted here: the lease set is walked once, a chunk at a time. That
+  is O(jobs in flight), never O(backlog), and only on this rare, manual change.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] group     group name
   ARGV[2] cap       integer >= 1, or "" to clear the cap
-  Derived: caps, active, ring, lane:<group>, wake
+  Derived: caps, active, held, leases, job:<id>, ring, lane:<group>, wake
   Returns: 1
 ]]
-if ARGV[2] == '' then
-  redis.call('HDEL', ns .. 'caps', ARGV[1])
-else
-  redis.call('HSET', ns .. 'caps', ARGV[1], ARGV[2])
+local group = ARGV[1]
+
+-- Count the group's leases that no cap counts yet (claimed while it had none): into held and active.
+local function count_in_flight()
+  local found, start = {}, 0
+  repeat
+    local ids = redis.call('ZRANGE', ns .. 'leases', start, start + 999)
+    if #ids == 0 then break end
+    local counted = redis.call('HMGET', ns .. 'held', unpack(ids))
+    for i, id in ipairs(ids) do
+      if not counted[i] and redis.call('HGET', ns .. 'job:' .. id, 'group') == group then
+        found[#found + 1] = id
+        found[#found + 1] = group
+      end
+    end
+    start = start + #ids
+  until #ids < 1000
+  if #found == 0 then return end
+  each_chunk(found, function(pairs_) redis.call('HSET', ns .. 'held', unpack(pairs_)) end)
+  redis.call('HINCRBY', ns .. 'active', group, #found / 2)
 end
-ring_fix(ARGV[1])
-if redis.call('EXISTS', ns .. 'lane:' .. ARGV[1]) == 1 then wake('wake') end
+
+if ARGV[2] == '' then
+  redis.call('HDEL', ns .. 'caps', group)
+elseif redis.call('HSET', ns .. 'caps', group, ARGV[2]) == 1 then
+  count_in_flight()
+end
+ring_fix(group)
+if redis.call('EXISTS', ns .. 'lane:' .. group) == 1 then wake('wake') end
 return 1
