@@ -147,6 +147,7 @@ def test_lanes_show_the_ring_in_serving_order_with_depth_active_and_cap(emq_env,
     lanes = {g.group: g for g in data.lanes}
     assert (lanes["g2"].depth, lanes["g2"].active, lanes["g2"].cap) == (1, 1, 1)
     assert lanes["g3"].depth == 1 and lanes["g3"].oldest_ms is not None
+    assert (lanes["g3"].active, lanes["g3"].cap) == (1, None), "an uncapped group's running jobs, from the leases"
     assert "emq-capped" in r.content.decode()
 
 

@@ -6,6 +6,7 @@ step of a registry (SSCAN); "now" is the server's TIME, the clock every script u
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ WORKER_PAGE = 50  # workers on one overview page
 MINUTES = 60  # the chart's span
 QUEUE_LIST_LIMIT = 500  # queues offered in the queue picker
 LEASE_SCAN = 1000  # leases per queue read to count each worker's jobs in flight
+RUNNING_SCAN = 5000  # leases read to count the running jobs of uncapped groups on the Lanes page
 
 
 def server_now(client: Any) -> int:
@@ -178,7 +180,7 @@ def _minutes(client: Any, queues: list[Queue], now: int) -> list[tuple[int, int,
 class GroupRow:
     group: str
     depth: int
-    active: int | None  # leases counted against its cap; None without a cap, which keeps no count
+    active: int | None  # its leases (under a cap: its count; else read from the lease set); None: too many
     cap: int | None
     oldest_ms: int | None  # due time of the job at the head of its lane
     paused: bool = False
@@ -232,8 +234,21 @@ def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
     for row in rows:
         pipe.hmget(q.keys.job(row[3] or "-"), "due", "created")  # no due: due when created (core/layout.py)
     dues = [due or created for due, created in pipe.execute()]
+    running = _running(client, q) if any(row[2] is None for row in rows) else {}
     return [
-        GroupRow(g, int(depth or 0), None if cap is None else int(active or 0), None if cap is None else int(cap),
-                 int(due) if head and due else None, bool(paused))
+        GroupRow(g, int(depth or 0), int(active or 0) if cap is not None else running.get(g),
+                 None if cap is None else int(cap), int(due) if head and due else None, bool(paused))
         for g, (depth, active, cap, head, paused), due in zip(groups, rows, dues, strict=True)
     ]
+
+
+def _running(client: Any, q: Queue) -> dict[str, int]:
+    """Leases per group, read from the lease set: an uncapped group keeps no count (only a cap needs
+    one, bclaim.lua). O(jobs in flight), never O(backlog); past RUNNING_SCAN leases, {} ("—")."""
+    ids = client.zrange(q.keys.leases, 0, RUNNING_SCAN)
+    if len(ids) > RUNNING_SCAN:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for i in ids:
+        pipe.hget(q.keys.job(i), "group")
+    return dict(Counter(g for g in pipe.execute() if g is not None))
