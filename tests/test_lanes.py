@@ -148,6 +148,18 @@ def test_a_cap_set_while_its_group_runs_counts_the_jobs_already_running(emq_env)
     check_invariants(q)
 
 
+def test_a_count_left_by_an_older_emq_does_not_keep_a_new_cap_shut(emq_env):
+    """An older emq counted every group's leases, and only held ones are given back now: a new cap
+    sets the count to the leases there are, so a stale 3 does not hold a group capped at 2 off."""
+    q = Queue("default")
+    jobs.add.using(group="old").enqueue_many([(("old", i), {}) for i in range(3)])
+    q.client.hset(q.keys.active, "old", 3)  # as three leases of an older emq left it, long finished
+    emq.set_group_limit("default", "old", 2)
+    assert q.client.hget(q.keys.active, "old") is None
+    assert groups_of(q.bclaim(5, "w")) == ["old", "old"]
+    check_invariants(q)
+
+
 def test_group_limits_from_settings_are_applied(emq_env, settings):
     settings.EMQ_GROUP_LIMITS = {"default": {"slow": 2, "slower": 1}, "mail": {"bulk": 5}}
     assert emq.apply_group_limits(["default"]) == 2

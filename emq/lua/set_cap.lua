@@ -1,7 +1,7 @@
 --[[
   set_cap: set or clear a group's concurrency cap and put its lane on or off the ring to match.
   Only leases claimed under a cap are counted (_prelude's active_add), so a group that gains a cap
-  has its leases of the moment counted here: the lease set is walked once, a chunk at a time. That
+  has its leases of the moment counted here (afresh): the lease set is walked once, a chunk at a time. That
   is O(jobs in flight), never O(backlog), and only on this rare, manual change.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] group     group name
@@ -11,24 +11,27 @@
 ]]
 local group = ARGV[1]
 
--- Count the group's leases that no cap counts yet (claimed while it had none): into held and active.
+-- Count the group's leases afresh: each goes into held, and active is set to their number. Set,
+-- not added: a count left from before (an older emq counted every group's leases, and only held
+-- ones are given back now) must not keep a newly capped group below its cap for good.
 local function count_in_flight()
   local found, start = {}, 0
   repeat
     local ids = redis.call('ZRANGE', ns .. 'leases', start, start + 999)
-    if #ids == 0 then break end
-    local counted = redis.call('HMGET', ns .. 'held', unpack(ids))
-    for i, id in ipairs(ids) do
-      if not counted[i] and redis.call('HGET', ns .. 'job:' .. id, 'group') == group then
+    for _, id in ipairs(ids) do
+      if redis.call('HGET', ns .. 'job:' .. id, 'group') == group then
         found[#found + 1] = id
         found[#found + 1] = group
       end
     end
     start = start + #ids
   until #ids < 1000
-  if #found == 0 then return end
+  if #found == 0 then
+    redis.call('HDEL', ns .. 'active', group)
+    return
+  end
   each_chunk(found, function(pairs_) redis.call('HSET', ns .. 'held', unpack(pairs_)) end)
-  redis.call('HINCRBY', ns .. 'active', group, #found / 2)
+  redis.call('HSET', ns .. 'active', group, #found / 2)
 end
 
 if ARGV[2] == '' then
