@@ -47,13 +47,15 @@ def states(q: Queue, ids: list[str]) -> list[tuple[str, str]]:
 
 def test_a_slot_migration_during_a_drain_loses_nothing_and_runs_nothing_twice(cluster_env, valkey_cluster):
     q = Queue("reshard")
-    refs = jobs.add.using(queue="reshard").enqueue_many([((i, i), {}) for i in range(N)])
+    # 2 ms a job under 2 x 4 threads: the drain takes >= 2.5 s, longer than the migration, whatever
+    # the workers' speed (no-op jobs drained 10,000 before a migration of 50 keys a step ended).
+    refs = jobs.sleep_for.using(queue="reshard").enqueue_many([((0.002,), {})] * N)
     slot = key_slot(q.keys.ns.encode())
     source = valkey_cluster.owner(slot)
     dest = (source + 1) % 3
     env = {**cluster_env, "EMQ_LOG_LEVEL": "WARNING"}
     workers = [
-        manage(env, "emq_worker", "--burst", "--queues", "reshard", "--concurrency", "16",
+        manage(env, "emq_worker", "--burst", "--queues", "reshard", "--concurrency", "4",
                stderr=subprocess.PIPE, text=True)
         for _ in range(2)
     ]
@@ -68,6 +70,7 @@ def test_a_slot_migration_during_a_drain_loses_nothing_and_runs_nothing_twice(cl
     wait_for(lambda: int(q.client.hget(q.keys.stats, "completed") or 0) >= N // 5, timeout=60, what="drain under way")
     moved = cluster.migrate_slot(valkey_cluster, slot, dest, batch=50, pause=0.005)
     completed_at_move = int(q.client.hget(q.keys.stats, "completed") or 0)
+    print(f"\nslot migration: {moved} keys moved; {completed_at_move} of {N} jobs completed when it ended")
     for t in readers:
         t.join()
     assert [w.returncode for w in workers] == [0, 0], "\n".join(x[-3000:] for x in logs)
