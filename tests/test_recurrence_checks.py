@@ -52,7 +52,7 @@ def test_an_unknown_job_is_refused_at_save_and_shown_as_not_found_in_the_list(em
 def test_the_pump_skips_an_unknown_job_with_one_warning_per_change(emq_env, client, caplog):
     """Saved without full_clean: its occurrences move on, none is minted, one warning until the row changes."""
     q = Queue("default")
-    ghost = Recurrence.objects.create(name="ghost", job="tests.jobs.gone", every=timedelta(seconds=1), timezone="UTC")
+    ghost = Recurrence.objects.create(name="ghost", job="tests.jobs.gone", every=timedelta(hours=1), timezone="UTC")
     caplog.set_level(logging.WARNING, logger="emq.repeat")
 
     def due_now_and_pump() -> None:  # as if its next occurrence had come: the Pump's step that follows
