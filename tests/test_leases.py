@@ -255,6 +255,8 @@ def test_frozen_worker_past_its_lease_gets_stale_and_changes_no_result(emq_env, 
     wait_for(lambda: stat(q, "stale") == 5, timeout=20, what="the 5 late finishes answered stale")
     wait_for(lambda: len(runs.read_text().split()) == 30, what="the frozen worker's late runs ended")
     assert {r.id: q.client.hgetall(q.keys.job(r.id)) for r in refs} == stored, "no stored result changed"
+    # A batch's lines are written during the worker's next round trip or before it waits: soon, not at once.
+    wait_for(lambda: fleet.log(frozen).count("state=stale") >= 5, timeout=10, what="5 stale lines in its log")
     log = fleet.log(frozen)
     assert log.count("state=stale") == 5, log[-3000:]
     assert stat(q, "completed") == 5 and q.counts().active == 0
