@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import layout
+from .frozen import built
 from .lenient import loose, whole
 
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
@@ -110,11 +111,10 @@ class Claimed:
     def _decode(cls, fields: list, now: int) -> Claimed:
         jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = fields
         hard, soft = _limits(limits)
-        (job := object.__new__(cls)).__dict__.update(  # as frozen.built does, by name: no zip (a decode a job)
-            id=jid, token=int(token), name=name, args=_json(args, list), kwargs=_json(kwargs, dict),
+        return built(
+            cls, id=jid, token=int(token), name=name, args=_json(args, list), kwargs=_json(kwargs, dict),
             lease_ms=int(lease), max_attempts=int(max_attempts), backoff=_backoff(backoff), group=group,
             due_ms=int(due), claimed_ms=now, meta=meta, timeout_ms=hard, soft_timeout_ms=soft, fault="")
-        return job
 
 
 def _json(text: str, kind: type) -> Any:
