@@ -145,12 +145,7 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
         if meanwhile is not None:
             meanwhile()
         replies = pipe.execute(raise_on_error=False)
-    for i, reply in enumerate(replies):
-        if isinstance(reply, NoScriptError) or (isinstance(reply, REFUSED) and _refusal(reply)):
-            replies[i] = run(client, *calls[i])
-        elif isinstance(reply, Exception) and raise_on_error:
-            raise reply
-    return replies
+    return _settled(client, calls, replies, raise_on_error=raise_on_error)
 
 
 def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[Any]]], depth: int,
@@ -191,13 +186,15 @@ def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[A
 
 
 def _settled(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]], replies: list[Any],
-             told: Callable[[int, Any], None]) -> list[Any]:
-    """Run again alone, in order, the scripts whose replies say they did not run; raise another error reply."""
+             told: Callable[[int, Any], None] | None = None, raise_on_error: bool = True) -> list[Any]:
+    """Run again alone, in order, the scripts whose replies say they did not run (``told`` of each
+    new reply); raise another error reply, or leave it in its place when raise_on_error is False."""
     for i, reply in enumerate(replies):
         if _again(reply):
             replies[i] = run(client, *calls[i])
-            told(i, replies[i])
-        elif isinstance(reply, Exception):
+            if told is not None:
+                told(i, replies[i])
+        elif isinstance(reply, Exception) and raise_on_error:
             raise reply
     return replies
 
