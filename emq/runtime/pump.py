@@ -9,7 +9,8 @@ EMQ_PUMP_PARK seconds; a mint that brings the earliest due time forward pushes t
 Why a local timer: the server answers a blocking pop's *timeout* only on its cron tick (every
 100 ms at the default ``hz 10``), so parking on BLPOP alone makes due jobs up to 100 ms late.
 The leader therefore sleeps on a local timer for the park time the tick computed on the server
-clock, while a waker thread blocks on ``pumpwake`` and cuts the sleep short.
+clock (to the microsecond: a park counted in whole milliseconds wakes up to 1 ms late), while a
+waker thread blocks on ``pumpwake`` and cuts the sleep short.
 """
 
 from __future__ import annotations
@@ -120,9 +121,9 @@ class Pump:
         while not self.stop.is_set():
             try:
                 waker.event.clear()
-                leader, ms = self.step(q)
+                park = self.step(q)
                 outage.ok()
-                self._park(waker, (leader, ms))
+                self._park(waker, park)
             except Exception as exc:
                 if self.stop.is_set():
                     return
@@ -130,8 +131,8 @@ class Pump:
                     log.exception("pump tick of queue %s failed; going on", q.name)
                 self.stop.wait(outage.failed(exc))
 
-    def step(self, q: Queue) -> tuple[bool, int]:
-        """One tick of one queue: returns (leader, ms to park)."""
+    def step(self, q: Queue) -> tuple[bool, float]:
+        """One tick of one queue: returns (leader, seconds to park)."""
         tick = q.tick(self.id, ttl_ms=lead_ttl_ms(), park_ms=self.park_ms)
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
@@ -144,16 +145,16 @@ class Pump:
             return True, 0
         if tick.leader and self.upkeep.step(q):
             return True, 0  # more to recount or trim: tick again at once
-        return tick.leader, tick.park_ms if tick.leader else min(tick.park_ms, FOLLOW_MS)
+        return tick.leader, tick.park_s if tick.leader else min(tick.park_ms, FOLLOW_MS) / 1000
 
-    def _park(self, waker: Waker, park: tuple[bool, int]) -> None:
-        leader, ms = park
+    def _park(self, waker: Waker, park: tuple[bool, float]) -> None:
+        leader, seconds = park
         if leader:
             waker.leading.set()
         else:
             waker.leading.clear()
-        if ms > 0:
-            (waker.event if leader else self.stop).wait(ms / 1000)
+        if seconds > 0:
+            (waker.event if leader else self.stop).wait(seconds)
 
 
 class Waker:
