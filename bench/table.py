@@ -14,6 +14,7 @@ BEST_PY = {"enq1": ("Dramatiq", 2385), "bulk": ("BullMQ-py", 10870), "drain1": (
 ENQ1_VS_RAW, BULK_VS_PIPELINED = 0.6, 0.8
 MANY_GROUPS_VS_ONE = 0.8  # issue 14: claims with 100,000 groups, some rate-limited, vs one group
 SERVER_USEC, CLIENT_USEC, BYTES_PER_JOB = 15, 10, 250
+LATENCY_P99_MS, DELAYED_P99_MS = 2, 3  # enqueue -> start, and due -> start, of an idle worker
 
 
 class Rows(list):
@@ -120,11 +121,11 @@ def _idle(r: dict, rows: Rows) -> None:
 
 def _latency(r: dict, rows: Rows) -> None:
     if la := r.get("latency"):
-        rows.add("latency p50 / p99 ms", f"{la['p50_ms']:.2f} / {la['p99_ms']:.2f}", "<= 1.5 / 4",
-                 la["p50_ms"] <= 1.5 and la["p99_ms"] <= 4, "1.9 / 5.5", "Huey 1.3 / 2.9")
+        rows.add("latency p50 / p99 ms", f"{la['p50_ms']:.2f} / {la['p99_ms']:.2f}", f"p99 <= {LATENCY_P99_MS}",
+                 la["p99_ms"] <= LATENCY_P99_MS, "1.9 / 5.5", "Huey 1.3 / 2.9")
     if de := r.get("delayed"):
-        rows.add("delayed lateness p50 / p99 ms", f"{de['p50_ms']:.2f} / {de['p99_ms']:.2f}", "p99 <= 5",
-                 de["p99_ms"] <= 5, "48 / 95", "Celery 1.7 / 4.1")
+        rows.add("delayed lateness p50 / p99 ms", f"{de['p50_ms']:.2f} / {de['p99_ms']:.2f}",
+                 f"p99 <= {DELAYED_P99_MS}", de["p99_ms"] <= DELAYED_P99_MS, "48 / 95", "Celery 1.7 / 4.1")
 
 
 def _fairness(r: dict, rows: Rows) -> None:
