@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..core.connection import disconnect, new_client
 from ..core.engine import Queue
@@ -26,9 +26,11 @@ log = logging.getLogger("emq.metronome")
 class Metronome:
     """Parker threads, one per queue, that block only while the worker asks them to."""
 
-    def __init__(self, queues: Sequence[Queue], signal: threading.Event, timeout: float = 10.0) -> None:
+    def __init__(self, queues: Sequence[Queue], signal: threading.Event, timeout: float = 10.0,
+                 on_token: Callable[[], None] | None = None) -> None:
         self.queues = list(queues)
         self.signal = signal
+        self.on_token = on_token or signal.set  # a token popped while parking (the worker claims: handoff)
         self.timeout = timeout
         self.parking = threading.Event()
         self.closed = False
@@ -79,8 +81,10 @@ class Metronome:
             outage.ok()
             if not token:
                 continue
-            if self.parking.is_set() or self.closed:
+            if self.closed:
                 self.signal.set()
+            elif self.parking.is_set():
+                self.on_token()
             else:
                 self._pass_on(q, token[1])
 

@@ -27,6 +27,7 @@ from ..errors import ServerFull, ServerUnavailable
 from . import report, runner
 from .aio import Interruptible, LoopThread
 from .deadlines import Deadlines
+from .handoff import Handoff
 from .heartbeat import Heartbeat
 from .held import Held
 from .idle import RECHECK, IdleBudget, drained
@@ -63,7 +64,9 @@ class Worker:
         self.leases = Leases(self.queues, on_cancel=self.deadlines.cancel)
         self.slots = Slots(self.concurrency, self._report, self.deadlines)
         self.aio = LoopThread()
-        self.metronome = Metronome(self.queues, self.signal, park_timeout)
+        self.handoff = Handoff(lambda n: _exchange(self, [], n), lambda: self._free() if self.stopping is None else 0,
+                               self.signal, lambda: self.metronome.unpark())
+        self.metronome = Metronome(self.queues, self.signal, park_timeout, on_token=self.handoff.token)
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
         self.running = self.running_async = self.processed = 0
@@ -127,8 +130,8 @@ class Worker:
             return False
         if self.running == 0 and self.burst and self._drained():
             return True
-        self.metronome.park()  # free slots and nothing ready: park until a token or an outcome
-        self.idle.park_ended(self.signal.wait(1.0 if self.burst else RECHECK))
+        self.metronome.park()  # free slots and nothing ready: park until a token (handoff) or an outcome
+        self.idle.park_ended(self.handoff.park(1.0 if self.burst else RECHECK))
         self.metronome.unpark()
         return False
 
