@@ -21,12 +21,14 @@ import random
 import signal
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 
 from ..core import config, flows, topology
 from ..core.connection import disconnect, new_client
 from ..core.engine import Queue
+from ..core.records import Tick
 from ..errors import ServerUnavailable
 from ..scheduling import repeat
 from ..scheduling.rowsync import RowSync
@@ -133,7 +135,9 @@ class Pump:
 
     def step(self, q: Queue) -> tuple[bool, float]:
         """One tick of one queue: returns (leader, seconds to park)."""
+        sent = time.monotonic()
         tick = q.tick(self.id, ttl_ms=lead_ttl_ms(), park_ms=self.park_ms)
+        duty_at = _duty_at(tick, sent)
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
             if self.on_ready:
@@ -145,7 +149,9 @@ class Pump:
             return True, 0
         if tick.leader and self.upkeep.step(q):
             return True, 0  # more to recount or trim: tick again at once
-        return tick.leader, tick.park_s if tick.leader else min(tick.park_ms, FOLLOW_MS) / 1000
+        if tick.leader:
+            return True, max(duty_at - time.monotonic(), 0.0)
+        return False, min(tick.park_ms, FOLLOW_MS) / 1000
 
     def _park(self, waker: Waker, park: tuple[bool, float]) -> None:
         leader, seconds = park
@@ -155,6 +161,21 @@ class Pump:
             waker.leading.clear()
         if seconds > 0:
             (waker.event if leader else self.stop).wait(seconds)
+
+
+def _duty_at(tick: Tick, sent: float) -> float:
+    """When the tick's next duty falls, in this process's monotonic seconds (the tick was sent at sent).
+
+    The tick read the server's clock between sent and its reply. The server's TIME is this host's
+    wall clock when the server runs here, which places that read to the microsecond and saves the
+    reply's way back. A placing outside that window (a server elsewhere, whose clock differs) is
+    not trusted: the reply's arrival stands, which is never early (an early wake costs a tick). The
+    wall clock is read first, so that the placing errs late.
+    """
+    wall = time.time()
+    received = time.monotonic()
+    read = received - (wall - tick.now_ms / 1000 - tick.now_us / 1e6)
+    return (read if sent <= read <= received else received) + tick.park_s
 
 
 class Waker:
