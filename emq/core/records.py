@@ -292,16 +292,9 @@ class Tick:
     reclaimed: int
     park_ms: int
     repeat_due: bool
-    now_ms: int
+    now_us: int  # the server's clock at the tick, in microseconds (park_ms counts from its millisecond)
     relay: int = 0  # entries of the queue's relay list the leading Pump forwards
-    now_us: int = 0  # microseconds of the server's now past now_ms
 
     @classmethod
     def from_reply(cls, r: list) -> Tick:
-        return cls(bool(r[0]), int(r[1]), int(r[2]), int(r[3]), bool(r[4]), int(r[5]), *(int(x) for x in r[6:8]))
-
-    @property
-    def park_s(self) -> float:
-        """Seconds from the server's now to the next duty, to the microsecond: park_ms counts from the
-        millisecond now fell in, so parking park_ms would make a due job up to 1 ms late."""
-        return max(self.park_ms * 1000 - self.now_us, 0) / 1e6
+        return cls(bool(r[0]), int(r[1]), int(r[2]), int(r[3]), bool(r[4]), int(r[5]), int(r[6]) if len(r) > 6 else 0)

@@ -8,10 +8,10 @@
   ARGV[3] limit     most jobs to promote and leases to reclaim in this step
   ARGV[4] park      ms the Pump parks at most
   Derived: leader, pumpnext, scheduled, leases, repeat:next, rhold, rout, plus what promote and reclaim touch
-  Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_ms, relay, now_us}
-           relay = entries in the relay list, which the leading Pump forwards (flow_out);
-           now_us = microseconds of now past now_ms (0-999): park_ms counts from now_ms, so a
-           Pump that parks park_ms from the reply would wake up to 1 ms after its duty
+  Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_us, relay}
+           now_us = the server's clock in microseconds: park_ms counts from its millisecond, so
+           a Pump that parked park_ms from the reply would wake up to 1 ms after its duty;
+           relay = entries in the relay list, which the leading Pump forwards (flow_out)
 ]]
 local me, ttl, limit, park = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lead = redis.call('GET', ns .. 'leader')
@@ -21,9 +21,10 @@ if lead then
 else
   redis.call('SET', ns .. 'leader', me, 'PX', ttl)
 end
--- TIME read once, as now_ms() does, keeping its microseconds for the park (see Returns).
+-- TIME read once, as now_ms() does, keeping its microseconds for the Pump's park (see Returns).
 local clock = redis.call('TIME')
-local now, now_us = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000), tonumber(clock[2]) % 1000
+local now_us = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local now = math.floor(now_us / 1000)
 
 -- The head of a zset: its score, or nil when empty.
 local function head(suffix)
@@ -60,4 +61,4 @@ if rep and rep <= now then repeat_due = 1 end
 -- When this Pump will tick next: a claim whose lease expires sooner wakes it (bclaim).
 redis.call('SET', ns .. 'pumpnext', next_at, 'PX', ttl)
 flush_events()
-return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now, redis.call('LLEN', ns .. 'relay'), now_us}
+return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now_us, redis.call('LLEN', ns .. 'relay')}

@@ -174,8 +174,9 @@ def _duty_at(tick: Tick, sent: float) -> float:
     """
     wall = time.time()
     received = time.monotonic()
-    read = received - (wall - tick.now_ms / 1000 - tick.now_us / 1e6)
-    return (read if sent <= read <= received else received) + tick.park_s
+    read = received - (wall - tick.now_us / 1e6)
+    park = (tick.park_ms * 1000 - tick.now_us % 1000) / 1e6  # from the read, not from its millisecond
+    return (read if sent <= read <= received else received) + park
 
 
 class Waker:
