@@ -69,7 +69,7 @@ end
 -- A failure, a discard, a rate limit or a corrupt item: the retry rule's fields are read for it alone
 -- (a completion needs none of them, so the usual item reads four fields, not seven). f becomes the
 -- layout fail and rate_limited take: state, attempts, max_attempts, group, stalled, notify, unique.
-local function settle(key, id, f, outcome, value, retry_ms)
+local function settle_failure(key, id, f, outcome, value, retry_ms)
   local r = redis.call('HMGET', key, 'max_attempts', 'group', 'stalled')
   f = {f[1], f[2], r[1] or DEFAULT.max_attempts, r[2], r[3], f[3], f[4]}  -- left out at its default by the mint
   local fault = finish_fault(f, outcome, value)
@@ -103,7 +103,7 @@ for i = 0, n - 1 do
     if f[4] then unique_free(id, f[4]) end
   else
     freed[#freed + 1] = id
-    out[#out + 1] = settle(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
+    out[#out + 1] = settle_failure(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
   end
 end
 
