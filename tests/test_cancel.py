@@ -41,7 +41,7 @@ def test_a_cancelled_scheduled_job_leaves_the_schedule_and_never_runs(emq_env, t
     job = q.get_job(ref.id)
     assert (job.state, job.error, job.errors[-1]["error"]) == ("cancelled", "emq.errors.Cancelled: cancelled",
                                                              "emq.errors.Cancelled: cancelled")
-    wait_for(lambda: q.tick("pump", 5000, 5000).now_ms > job.created.timestamp() * 1000 + 300, what="due passed")
+    wait_for(lambda: q.tick("pump", 5000, 5000).now_us > (job.created.timestamp() + 0.3) * 1e6, what="due passed")
     run_until_empty()
     assert not runs.exists() and q.get_job(ref.id).state == "cancelled"
 
