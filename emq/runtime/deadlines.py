@@ -96,7 +96,7 @@ class Deadlines:
         hard, soft = limits(held)
         if hard < math.inf or soft < math.inf:
             now = time.monotonic()
-            self._watch(Watch(held, now + soft, now + hard), now)
+            self._watch(Watch(held, now + soft, now + hard), now, now + min(soft, hard))
 
     def leave(self, held: Held) -> bool:
         """The job's code returned: no limit reaches it any more. True when its outcome is still to report."""
@@ -110,12 +110,11 @@ class Deadlines:
                 break
             except BaseException:  # a limit that arrived before the lock was ours: it is spent, leave again
                 continue
-        key = id(held)
-        if key in self.watched:  # a job without limits was never watched (a dict's read needs no lock)
+        # Its limits' watch goes (a job without limits had none; a dict's read needs no lock). One that
+        # a stop settled first keeps its watch: the stop puts the abandon deadline in its place.
+        if mine and id(held) in self.watched:
             with self._lock:
-                w = self.watched.get(key)
-                if w is not None and w.abandon_at == math.inf:
-                    del self.watched[key]
+                self.watched.pop(id(held), None)
         return mine
 
     def stop(self, held: Held, kind: type[BaseException]) -> bool:
@@ -131,7 +130,8 @@ class Deadlines:
         if not held.is_async:
             self.replace(held)
         now = time.monotonic()
-        self._watch(Watch(held, abandon_at=now + config.get("EMQ_TIMEOUT_GRACE")), now)
+        at = now + config.get("EMQ_TIMEOUT_GRACE")
+        self._watch(Watch(held, abandon_at=at), now, at)
         log.warning("job id=%s name=%s attempt=%s stopped: %s", held.job.id, held.job.name, held.job.token,
                     reason or kind.__name__)
         return True
@@ -148,8 +148,8 @@ class Deadlines:
             held.interrupted = True
             held.interrupt(kind)
 
-    def _watch(self, w: Watch, now: float) -> None:
-        at = w.next_at
+    def _watch(self, w: Watch, now: float, at: float) -> None:
+        """Watch w, whose next deadline is at (its ``next_at``, given: one less call a job)."""
         with self._lock:
             self.watched[id(w.held)] = w
             if at - now < self._shortest:
