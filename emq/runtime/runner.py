@@ -52,8 +52,8 @@ def _call(queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
 
 def _completed(job: Claimed, result: Any) -> Outcome:
     """The outcome of an attempt that returned result (``built``: one a job, on the slot's thread)."""
-    return built(Outcome, id=job.id, token=job.token, outcome="completed",
-                 value="null" if result is None else dumps(result), retry_ms=0, exc=None)
+    return built(Outcome, {"id": job.id, "token": job.token, "outcome": "completed",
+                           "value": "null" if result is None else dumps(result), "retry_ms": 0, "exc": None})
 
 
 def _options(name: str) -> Options | None:
@@ -95,8 +95,8 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
             leave()
         current.reset(running)
     if error is None:
-        outcome = built(Outcome, id=job.id, token=job.token, outcome="completed",
-                        value="null" if result is None else dumps(result), retry_ms=0, exc=None)
+        outcome = built(Outcome, {"id": job.id, "token": job.token, "outcome": "completed",
+                                  "value": "null" if result is None else dumps(result), "retry_ms": 0, "exc": None})
     else:
         outcome = failed(job, error)
     observe.end(attempt, outcome)
