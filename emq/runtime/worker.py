@@ -190,8 +190,11 @@ class Worker:
 def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
     """Finish what ended and claim up to free slots: one round trip per queue touched."""
     by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
-    for item in outcomes:
-        by_queue.setdefault(item[0].queue.name, []).append(item)
+    if len(self.queues) == 1:  # the common case: no sorting a job
+        by_queue = {self.queues[0].name: outcomes} if outcomes else {}
+    else:
+        for item in outcomes:
+            by_queue.setdefault(item[0].queue.name, []).append(item)
     if self.idle.skip_claim() and not outcomes:
         free = 0
     claimed, self.talked = 0, False
