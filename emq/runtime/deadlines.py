@@ -113,8 +113,7 @@ class Deadlines:
         # Its limits' watch goes (a job without limits had none; a dict's read needs no lock). One that
         # a stop settled first keeps its watch: the stop puts the abandon deadline in its place.
         if mine and id(held) in self.watched:
-            with self._lock:
-                self.watched.pop(id(held), None)
+            self.watched.pop(id(held), None)  # atomic: the watchdog reads a copy (see _step)
         return mine
 
     def stop(self, held: Held, kind: type[BaseException]) -> bool:
@@ -149,16 +148,23 @@ class Deadlines:
             held.interrupt(kind)
 
     def _watch(self, w: Watch, now: float, at: float) -> None:
-        """Watch w, whose next deadline is at (its ``next_at``, given: one less call a job)."""
-        with self._lock:
-            self.watched[id(w.held)] = w
-            if at - now < self._shortest:
-                self._shortest = at - now
-            sooner = at < self._next_at
+        """Watch w, whose next deadline is at (its ``next_at``, given: one less call a job).
+
+        Most jobs end long before their limit, which falls after the watchdog's next wake: they
+        only add their watch (a dict's write is atomic) and the watchdog sleeps on. The lock is
+        taken for a deadline sooner than that wake (or a limit shorter than the idle sleep), and
+        while the watchdog steps (``_next_at`` is inf then): what it may have missed wakes it again.
+        """
+        self.watched[id(w.held)] = w
+        if at < self._next_at or at - now < self._shortest:
+            with self._lock:
+                if at - now < self._shortest:
+                    self._shortest = at - now
+                sooner = at < self._next_at
+                if sooner:
+                    self._next_at = at
             if sooner:
-                self._next_at = at
-        if sooner:  # most jobs end long before their limit: the watchdog sleeps on
-            self._wake.set()
+                self._wake.set()
 
     def _run(self) -> None:
         while not self._closed:
@@ -169,7 +175,8 @@ class Deadlines:
     def _step(self, now: float) -> float:
         """Act on every deadline reached; return when the next one falls."""
         with self._lock:
-            due = [w for w in self.watched.values() if w.next_at <= now]
+            self._next_at = math.inf  # a watch added from now on takes the lock and wakes the next step
+        due = [w for w in list(self.watched.values()) if w.next_at <= now]  # list(): one atomic copy
         for w in due:
             if w.soft_at <= now:
                 w.soft_at = math.inf
@@ -184,7 +191,8 @@ class Deadlines:
             # meanwhile with a limit at least that long falls due after this wake, so it need not wake
             # the watchdog (most jobs end in far less than their limit; one wake per batch would cost).
             idle, self._shortest = max(self._shortest, 0.001), IDLE_WAIT
-            self._next_at = min((w.next_at for w in self.watched.values()), default=now + idle)
+            later = min((w.next_at for w in list(self.watched.values())), default=now + idle)
+            self._next_at = min(later, self._next_at)  # one added meanwhile may have set it sooner
             return self._next_at
 
     def _soft(self, held: Held) -> None:
