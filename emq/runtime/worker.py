@@ -226,7 +226,8 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
 
 
 def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
-    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt."""
+    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt.
+    The plain ones go to the slots at once (one wake a batch, see ``slots``)."""
     now = time.monotonic()
     helds = []
     for job in jobs:
@@ -237,23 +238,26 @@ def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
     self.leases.hold_all(helds)
     self.running += len(helds)
     kinds: dict[str, bool] = {}  # asked once per function a batch
+    plain = []
     for held in helds:
         name = held.job.name
         if (is_async := kinds.get(name)) is None:
             is_async = kinds[name] = runner.is_async(name)
+        if not is_async:
+            plain.append(held)
+            continue
         try:
-            _start(self, held, is_async)
+            _start_async(self, held)
         except Exception as exc:
             self._corrupt(q, held.job, exc)
+    if plain:
+        self.slots.submit_all(plain)
 
 
-def _start(self: Worker, held: Held, is_async: bool) -> None:
-    if is_async:
-        held.is_async = True
-        self.running_async += 1
-        self.aio.submit(_run_async(self, held))
-    else:
-        self.slots.submit(held)
+def _start_async(self: Worker, held: Held) -> None:
+    held.is_async = True
+    self.running_async += 1
+    self.aio.submit(_run_async(self, held))
 
 
 def _register(self: Worker) -> None:
