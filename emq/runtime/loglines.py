@@ -23,6 +23,10 @@ VARYING = ("message", *FIELDS)
 _FIELD = re.compile(r"%\((\w+)\)([#0+ -]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxefgcrsa%])", re.I)
 _MARK = re.compile("\x00([0-9])\x00")
 _PLAIN = re.compile("(%[s%])")
+_ASCTIME = "\x00asctime\x00"  # where a line's time goes: made once a batch, the rest of the line kept
+_CLOCK = ("created", "msecs", "relativeCreated")  # a template's fields that differ from one batch to the next
+# A template's line: a str.format over a row, and how many args its message takes (None: formatted with %).
+Line = tuple[str, int | None]
 
 
 def handle_all(logger: logging.Logger, records: list[logging.LogRecord]) -> None:
@@ -46,7 +50,9 @@ def handle_all(logger: logging.Logger, records: list[logging.LogRecord]) -> None
 
 
 def handle_alike(logger: logging.Logger, template: logging.LogRecord, rows: Sequence[Row]) -> None:
-    """``handle_all`` of copies of template, each with a row's args and job fields, made only if needed."""
+    """``handle_all`` of copies of template, each with a row's args and job fields, made only if needed.
+    As with ``Logger.info(msg, *args)``, each row's args are the message's: more than it takes are not
+    reported, here, as a record's would be."""
     if logger.disabled or not rows:
         return
     handlers, found = _chain(logger, template.levelno)
@@ -56,8 +62,9 @@ def handle_alike(logger: logging.Logger, template: logging.LogRecord, rows: Sequ
     records = None
     for handler in handlers:
         line = _line(handler, template) if type(handler) is logging.StreamHandler else None
-        if line is not None:
-            _write(handler, _fill(line, str(template.msg), rows), template)
+        text = None if line is None else _fill(line, handler, template, rows)
+        if text is not None:
+            _write(handler, text, template)
             continue
         records = records or alike(template, rows)
         _hand(handler, records)
@@ -96,34 +103,63 @@ def _hand(handler: logging.Handler, records: list[logging.LogRecord]) -> None:
             handler.handle(record)
 
 
-def _line(handler: logging.StreamHandler, template: logging.LogRecord) -> list[str] | None:
-    """The template's line (terminator included) split around ``VARYING``: text, index, text...; None
-    when the handler must see records: a filter other than ours, a formatter other than the stock
-    one, a varying field used other than as plain ``%(name)s``, the args in the line."""
+def _line(handler: logging.StreamHandler, template: logging.LogRecord) -> Line | None:
+    """``_compile``, kept on the handler while its format, its filters and the template's kind stay
+    the same: the worker writes a batch of alike lines a round trip, from the same place."""
     fmt = handler.formatter or logging._defaultFormatter  # type: ignore[attr-defined]
+    key = (fmt, fmt._style._fmt, fmt.datefmt, handler.terminator, tuple(handler.filters), template.msg,
+           template.name, template.levelno, template.pathname, template.lineno, template.funcName,
+           template.thread, template.threadName, template.process, template.processName)
+    kept = handler.__dict__.get("_emq_line")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    line, stable = _compile(handler, fmt, template)
+    if stable:
+        handler.__dict__["_emq_line"] = (key, line)
+    return line
+
+
+def _compile(handler: logging.StreamHandler, fmt: logging.Formatter, template: logging.LogRecord,
+             ) -> tuple[Line | None, bool]:
+    """The template's line as a ``str.format`` over a row (``VARYING``, then its args when the message
+    has plain ``%s`` only: how many), asctime marked; None when the handler must see records (a filter
+    other than ours, a formatter other than the stock one, a varying field used other than as plain
+    ``%(name)s``, the args in the line). Stable: the same for every template of the same kind."""
     if (any(type(f) is not JobContextFilter for f in handler.filters) or type(fmt) is not logging.Formatter
             or type(fmt._style) is not logging.PercentStyle or template.exc_info or template.stack_info):
-        return None
+        return None, False
     used = _FIELD.findall(fmt._style._fmt)
-    if any(name == "args" or (name in VARYING and spec != "s") for name, spec in used):
-        return None
+    if any(name == "args" or (name in (*VARYING, "asctime") and spec != "s") for name, spec in used):
+        return None, False
     values = {**(fmt._style._defaults or {}), **template.__dict__}
-    values.update({name: f"\x00{i}\x00" for i, name in enumerate(VARYING)})
-    if fmt.usesTime():
-        values["asctime"] = fmt.formatTime(template, fmt.datefmt)
-    return _MARK.split(fmt._style._fmt % values + handler.terminator)
+    values.update({name: f"\x00{i}\x00" for i, name in enumerate((*VARYING, "asctime"))})
+    parts = _MARK.split(fmt._style._fmt % values + handler.terminator)
+    message = _message(str(template.msg))
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            out.append(_braced(part))
+        elif part == "0" and message is not None:
+            out.append(message[0])
+        else:
+            out.append(_ASCTIME if part == str(len(VARYING)) else "{" + part + "}")
+    stable = not fmt._style._defaults and not any(name in _CLOCK for name, _ in used)
+    return ("".join(out), None if message is None else message[1]), stable
 
 
-def _fill(parts: list[str], msg: str, rows: Sequence[Row]) -> str:
-    """The rows' lines: one ``str.format`` a line, the message's own ``%s`` in it when it has no other."""
-    message = _message(msg)
-    if message is not None and {len(args) for args, _ in rows} != {message[1]}:
-        message = None
-    line = "".join(_braced(p) if i % 2 == 0 else (message[0] if message and p == "0" else "{" + p + "}")
-                   for i, p in enumerate(parts))
-    if message is not None:
-        return "".join([line.format(None, *job, *args) for args, job in rows])
-    return "".join([line.format(msg % args if args else msg, *job) for args, job in rows])
+def _fill(line: Line, handler: logging.StreamHandler, template: logging.LogRecord, rows: Sequence[Row]) -> str | None:
+    """The rows' lines, one ``str.format`` a line; None when a row has too few args for its message."""
+    text, n = line
+    if _ASCTIME in text:
+        fmt = handler.formatter or logging._defaultFormatter  # type: ignore[attr-defined]
+        text = text.replace(_ASCTIME, _braced(fmt.formatTime(template, fmt.datefmt)))
+    if n is None:
+        msg = str(template.msg)
+        return "".join([text.format(msg % args if args else msg, *job) for args, job in rows])
+    try:  # rows with fewer args than the message takes are left to records (logging reports them)
+        return "".join([text.format(None, *job, *args) for args, job in rows])
+    except IndexError:
+        return None
 
 
 def _message(msg: str) -> tuple[str, int] | None:
