@@ -110,9 +110,7 @@ class Deadlines:
                 break
             except BaseException:  # a limit that arrived before the lock was ours: it is spent, leave again
                 continue
-        # Its limits' watch goes (a job without limits had none; a dict's read needs no lock). One that
-        # a stop settled first keeps its watch: the stop puts the abandon deadline in its place.
-        if mine and id(held) in self.watched:
+        if mine and id(held) in self.watched:  # a stopped one keeps it: the stop puts its abandon deadline there
             self.watched.pop(id(held), None)  # atomic: the watchdog reads a copy (see _step)
         return mine
 
@@ -148,13 +146,9 @@ class Deadlines:
             held.interrupt(kind)
 
     def _watch(self, w: Watch, now: float, at: float) -> None:
-        """Watch w, whose next deadline is at (its ``next_at``, given: one less call a job).
-
-        Most jobs end long before their limit, which falls after the watchdog's next wake: they
-        only add their watch (a dict's write is atomic) and the watchdog sleeps on. The lock is
-        taken for a deadline sooner than that wake (or a limit shorter than the idle sleep), and
-        while the watchdog steps (``_next_at`` is inf then): what it may have missed wakes it again.
-        """
+        """Watch w, next due at. Most jobs end long before a limit that falls after the next wake: they
+        only add their watch (atomic). The lock is for a sooner deadline (or a limit shorter than the
+        idle sleep), and while the watchdog steps (``_next_at`` inf): it wakes it again."""
         self.watched[id(w.held)] = w
         if at < self._next_at or at - now < self._shortest:
             with self._lock:

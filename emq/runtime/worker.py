@@ -246,18 +246,14 @@ def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
         if not is_async:
             plain.append(held)
             continue
+        held.is_async = True
+        self.running_async += 1
         try:
-            _start_async(self, held)
+            self.aio.submit(_run_async(self, held))
         except Exception as exc:
             self._corrupt(q, held.job, exc)
     if plain:
         self.slots.submit_all(plain)
-
-
-def _start_async(self: Worker, held: Held) -> None:
-    held.is_async = True
-    self.running_async += 1
-    self.aio.submit(_run_async(self, held))
 
 
 def _register(self: Worker) -> None:
