@@ -17,7 +17,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core import config, topology, waits
 from ..core.engine import Queue
@@ -25,9 +25,7 @@ from ..core.graph import FlowItem, Parent
 from ..core.logical import JobRef
 from . import eager
 from .dependent import parents_of, placed, submit, when_of
-
-if TYPE_CHECKING:
-    from .function import JobFunction
+from .kind import JobLike
 
 CALLBACKS = {"on_complete": "finished", "on_success": "completed", "on_failure": "failed"}  # name -> when
 
@@ -36,7 +34,7 @@ CALLBACKS = {"on_complete": "finished", "on_success": "completed", "on_failure":
 class Signature:
     """A job with its arguments and options: a chain's step, a batch's member or callback."""
 
-    fn: JobFunction
+    fn: JobLike
     args: tuple = ()
     kwargs: dict = field(default_factory=dict, hash=False)
     takes_result: bool = True  # .s(): the previous step's result (a batch's summary) comes first; .si(): not

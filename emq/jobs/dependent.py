@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import transaction
 
@@ -17,9 +17,7 @@ from ..core.graph import FlowItem, Parent
 from ..core.logical import JobRef
 from ..core.records import MintSpec, from_ms
 from . import tracing
-
-if TYPE_CHECKING:
-    from .function import JobFunction
+from .kind import JobLike
 
 
 def prefix() -> str:
@@ -39,19 +37,19 @@ def parents_of(after: Iterable[Any], queue: str) -> tuple[Parent, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def when_of(fn: JobFunction) -> str:
+def when_of(fn: JobLike) -> str:
     """How a job treats a parent that did not complete: dead too ("completed"), or it runs ("finished")."""
     return "finished" if fn.options.after_failure == "run" else "completed"
 
 
-def placed(fn: JobFunction, specs: list[MintSpec]) -> list[tuple[MintSpec, str]]:
+def placed(fn: JobLike, specs: list[MintSpec]) -> list[tuple[MintSpec, str]]:
     """Each spec with its final id and the physical queue (partition) it goes to."""
     routed, batches = topology.route(fn.queue, specs)
     where = {s.id: name for name, batch in batches.items() for s in batch}
     return [(s, where[s.id]) for s in routed]
 
 
-def mint_after(fn: JobFunction, specs: list[MintSpec]) -> list[JobRef]:
+def mint_after(fn: JobLike, specs: list[MintSpec]) -> list[JobRef]:
     """``fn.using(after=[...]).enqueue*(...)``: the jobs wait for their parents (then run, or die)."""
     parents = parents_of(fn.options.after or (), fn.queue)
     items = [FlowItem(s, q, parents, "parent", when_of(fn)) for s, q in placed(fn, specs)]

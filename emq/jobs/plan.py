@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core import config, topology
 from ..core.encoding import encode_args
@@ -29,10 +29,8 @@ from ..core.records import MintSpec, from_ms
 from ..core.registry import remember_queue
 from . import tracing
 from .arguments import Shape, shape
+from .kind import JobLike
 from .options import resolved
-
-if TYPE_CHECKING:
-    from .function import JobFunction
 
 HELD = "_emq_plan"  # the attribute of a JobFunction that keeps (epoch, plan or None)
 
@@ -49,7 +47,7 @@ class Plan:
     shape: Shape | None  # None: Python cannot tell the function's signature, nothing to check
     head: list[Any]  # mint_many.lua's shared fields (ARGV[2..11]) for enqueue_many
 
-    def row(self, fn: JobFunction, args: Sequence[Any], kwargs: dict[str, Any], job_id: str, due: str) -> list[Any]:
+    def row(self, fn: JobLike, args: Sequence[Any], kwargs: dict[str, Any], job_id: str, due: str) -> list[Any]:
         """One call checked (signature, JSON, size) and encoded as mint's ARGV row."""
         if self.shape is not None:
             self.shape.check(fn.name, args, kwargs)
@@ -57,13 +55,13 @@ class Plan:
         group = self.group if self.group is not None else fn.group_of(args, kwargs)
         return self.shared.argv_like(job_id, args_json, kwargs_json, group, due)
 
-    def mint(self, fn: JobFunction, args: Sequence[Any], kwargs: dict[str, Any], due: str) -> JobRef:
+    def mint(self, fn: JobLike, args: Sequence[Any], kwargs: dict[str, Any], due: str) -> JobRef:
         """Check, encode and mint one call; it exists in the server when this returns."""
         job_id = self.shared.id or new_id()
         now_ms, made = self.engine.mint_one(self.row(fn, args, kwargs, job_id, due))
         return JobRef(job_id, self.queue, _when(now_ms), made)
 
-    def mint_many(self, fn: JobFunction, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
+    def mint_many(self, fn: JobLike, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
         """Check and encode every call before anything is written, then mint them ready now in chunks
         of mint_many.lua: what the jobs share goes once a chunk, each job adds its id, arguments and group."""
         name, limit, check = fn.name, self.limit, self.shape.check if self.shape is not None else None
@@ -92,12 +90,12 @@ class Plan:
         return refs
 
 
-def usable(fn: JobFunction) -> Plan | None:
+def usable(fn: JobLike) -> Plan | None:
     """fn's plan, unless this call takes the general path: no plan, or tracing on (its span, its context)."""
     return None if tracing.on() else of(fn)
 
 
-def of(fn: JobFunction) -> Plan | None:
+def of(fn: JobLike) -> Plan | None:
     """fn's plan under the current settings, or None when its enqueues take the general path."""
     held = fn.__dict__.get(HELD)
     epoch = config.current_epoch()
@@ -108,7 +106,7 @@ def of(fn: JobFunction) -> Plan | None:
     return held[1]
 
 
-def _make(fn: JobFunction) -> Plan | None:
+def _make(fn: JobLike) -> Plan | None:
     o = fn.options
     queue = fn.queue
     general = (o.after is not None or o.on_commit or o.unique_for is not None or o.debounce is not None

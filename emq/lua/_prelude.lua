@@ -234,8 +234,9 @@ local function count(now, field, k)
   redis.call('HINCRBY', ns .. 'stats', field, k)
   if field == 'completed' or field == 'failed' then
     local minute = ns .. 'minute:' .. math.floor(now / 60000)
-    redis.call('HINCRBY', minute, field, k)
-    redis.call('PEXPIRE', minute, 3900000)
+    -- Only this writes a bucket, so its expiry is set by the first count of each field (one command
+    -- a finish less): a bucket never exists without one.
+    if redis.call('HINCRBY', minute, field, k) == k then redis.call('PEXPIRE', minute, 3900000) end
   end
 end
 

@@ -12,8 +12,8 @@
   lane set leave ring:in and lanes in one SREM each, so a job alone in its lane costs one command
   more than one of a busy lane. Only capped groups count their leases (held, active: one HMGET
   and one HSET a batch); an uncapped group's count would decide nothing.
-  A paused queue answers nothing (one EXISTS, after the idle check); paused groups are off the
-  ring already.
+  A paused queue answers nothing (after the idle check; one EXISTS tells a queue with no pause,
+  cap, rate limit or hold); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
@@ -40,10 +40,14 @@ local spare = {}  -- group -> the id popped ahead of its turn (pop)
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
-if redis.call('EXISTS', ns .. 'paused') == 1 then return out end
-local has_caps = redis.call('EXISTS', ns .. 'caps') == 1
--- Flow control (_flowctl.lua): rate limits or holds in this queue; a whole-queue limit bounds the batch.
-local limited = redis.call('EXISTS', ns .. 'rates', ns .. 'rhold') > 0
+-- A queue with no pause, cap, rate limit or hold (the usual one) learns so in one EXISTS, not three.
+local has_caps, limited = false, false
+if redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold') > 0 then
+  if redis.call('EXISTS', ns .. 'paused') == 1 then return out end
+  has_caps = redis.call('EXISTS', ns .. 'caps') == 1
+  -- Flow control (_flowctl.lua): rate limits or holds in this queue; a whole-queue limit bounds the batch.
+  limited = redis.call('EXISTS', ns .. 'rates', ns .. 'rhold') > 0
+end
 if limited then
   local q_room = rate_room('', now)
   if q_room and q_room <= 0 then

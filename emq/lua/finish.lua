@@ -15,9 +15,10 @@
                       value says what was wrong, e.g. "args is not JSON")
           value       result JSON when completed; error text (first line, then traceback) otherwise
           retry_ms    delay before the retry, chosen by the caller's backoff (0 = ready now)
-  An item whose job cannot be settled as asked (max_attempts or stalled not numbers, group
-  missing) is checked before any write to it and ends dead as "corrupt: <what>" (_checks.lua); a
-  job whose hash is gone releases the count its lease held in its group (held).
+  An item that did not complete and whose job cannot be settled as asked (the retry rule's
+  max_attempts or stalled not numbers, group missing: a completion reads none of them) is checked
+  before any write to it and ends dead as "corrupt: <what>" (_checks.lua); a job whose hash is gone
+  releases the count its lease held in its group (held).
   Derived: job:<id>, leases, held, done, dead, scheduled, lane:<group>, ring, lanes, caps, active,
            paused:groups, wake, pumpwake, stats, minute:<n>, and what a flow's end touches (_flow.lua)
   Returns: {state_1, ..., state_n}   the state the script decided for each item:
@@ -65,37 +66,44 @@ local function fail(key, id, f, outcome, text, retry_ms)
   return 'dead'
 end
 
+-- A failure, a discard, a rate limit or a corrupt item: the retry rule's fields are read for it alone
+-- (a completion needs none of them, so the usual item reads four fields, not seven). f becomes the
+-- layout fail and rate_limited take: state, attempts, max_attempts, group, stalled, notify, unique.
+local function settle_failure(key, id, f, outcome, value, retry_ms)
+  local r = redis.call('HMGET', key, 'max_attempts', 'group', 'stalled')
+  f = {f[1], f[2], r[1] or DEFAULT.max_attempts, r[2], r[3], f[3], f[4]}  -- left out at its default by the mint
+  local fault = finish_fault(f, outcome, value)
+  if fault then
+    quarantine(key, id, now, fault)
+    return 'dead'
+  end
+  if outcome == 'ratelimited' then return rate_limited(key, id, f, retry_ms, now) end  -- emq.RateLimited
+  return fail(key, id, f, outcome, value, retry_ms)
+end
+
 for i = 0, n - 1 do
   local b = 3 + i * 5
   local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'attempts', 'max_attempts', 'group', 'stalled', 'notify', 'unique')
-  f[3] = f[3] or DEFAULT.max_attempts  -- left out at its default by the mint (_prelude.lua)
+  local f = redis.call('HMGET', key, 'state', 'attempts', 'notify', 'unique')
   if not f[1] then
     lease_gone(id)
     out[#out + 1] = 'missing'
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
     stale = stale + 1
+  elseif outcome == 'completed' then
+    freed[#freed + 1] = id
+    redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
+    done[#done + 1] = now
+    done[#done + 1] = id
+    out[#out + 1] = 'completed'
+    emit('completed', id)
+    if f[3] then flow_finished(id, 'completed', now) end
+    if f[4] then unique_free(id, f[4]) end
   else
     freed[#freed + 1] = id
-    local fault = finish_fault(f, outcome, value)
-    if fault then
-      quarantine(key, id, now, fault)
-      out[#out + 1] = 'dead'
-    elseif outcome == 'completed' then
-      redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
-      done[#done + 1] = now
-      done[#done + 1] = id
-      out[#out + 1] = 'completed'
-      emit('completed', id)
-      if f[6] then flow_finished(id, 'completed', now) end
-      if f[7] then unique_free(id, f[7]) end
-    elseif outcome == 'ratelimited' then  -- emq.RateLimited: back, attempt given back, group held
-      out[#out + 1] = rate_limited(key, id, f, tonumber(ARGV[b + 5]), now)
-    else
-      out[#out + 1] = fail(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
-    end
+    out[#out + 1] = settle_failure(key, id, f, outcome, value, tonumber(ARGV[b + 5]))
   end
 end
 
