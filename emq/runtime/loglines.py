@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import weakref
 from collections.abc import Sequence
 
 from .logs import FIELDS, JobContextFilter
@@ -27,6 +28,7 @@ _ASCTIME = "\x00asctime\x00"  # where a line's time goes: made once a batch, the
 _CLOCK = ("created", "msecs", "relativeCreated")  # a template's fields that differ from one batch to the next
 # A template's line: a str.format over a row, and how many args its message takes (None: formatted with %).
 Line = tuple[str, int | None]
+_kept: weakref.WeakKeyDictionary[logging.Handler, tuple[tuple, Line | None]] = weakref.WeakKeyDictionary()
 
 
 def handle_all(logger: logging.Logger, records: list[logging.LogRecord]) -> None:
@@ -104,18 +106,19 @@ def _hand(handler: logging.Handler, records: list[logging.LogRecord]) -> None:
 
 
 def _line(handler: logging.StreamHandler, template: logging.LogRecord) -> Line | None:
-    """``_compile``, kept on the handler while its format, its filters and the template's kind stay
+    """``_compile``, kept for the handler while its format, its filters and the template's kind stay
     the same: the worker writes a batch of alike lines a round trip, from the same place."""
     fmt = handler.formatter or logging._defaultFormatter  # type: ignore[attr-defined]
     key = (fmt, fmt._style._fmt, fmt.datefmt, handler.terminator, tuple(handler.filters), template.msg,
            template.name, template.levelno, template.pathname, template.lineno, template.funcName,
-           template.thread, template.threadName, template.process, template.processName)
-    kept = handler.__dict__.get("_emq_line")
+           template.thread, template.threadName, template.process, template.processName,
+           getattr(template, "taskName", None))
+    kept = _kept.get(handler)
     if kept is not None and kept[0] == key:
         return kept[1]
     line, stable = _compile(handler, fmt, template)
     if stable:
-        handler.__dict__["_emq_line"] = (key, line)
+        _kept[handler] = (key, line)
     return line
 
 
