@@ -118,10 +118,10 @@ def test_a_batch_of_lines_reads_as_the_same_lines_one_by_one(emq_env):
 
 
 @pytest.mark.parametrize("fmt", [
-    "%(asctime)s %(levelname)s %(name)s %(message)s",  # emq's own (logs.TEXT): filled in from one template
+    "%(asctime)s %(levelname)s %(name)s %(message)s",  # emq's own (logs.TEXT)
     "%(job_id)s|%(job_name)s|%(queue)s|%(attempt)s|%(message)s {braces} 100%%",
-    "%(attempt)03d %(job_id)-30s %(message)s",  # a field with a width: formatted from records
-    "%(message)s %(args)s",  # the args in the line: from records
+    "%(attempt)03d %(job_id)-30s %(message)s",  # a field with a width
+    "%(message)s %(args)s",  # the args in the line
 ])
 def test_alike_lines_read_as_the_same_lines_one_by_one(emq_env, fmt):
     """``loglines.handle_alike`` (a template record and a row a line, the worker's completed lines)

@@ -55,9 +55,9 @@ def say(unsaid: Unsaid) -> None:
     """Write the completed lines held back, and forget them.
 
     The lines differ only in their arguments and job fields, so they go as one template record and a
-    row each (``loglines.handle_alike``): a plain stream handler gets them formatted from the template
-    in one write, without a record a line; the logger's search of the caller's frame and LogRecord's
-    own set-up (source path, thread, process) are made once a batch, not once a line.
+    row each (``loglines.handle_alike``): each line's record is a copy of the template's attributes, so
+    the logger's search of the caller's frame and LogRecord's own set-up (source path, thread, process,
+    time) are made once a batch, not once a line; a plain stream handler gets the lines in one write.
     """
     if not unsaid:
         return
