@@ -15,7 +15,7 @@ import pytest
 
 import emq
 from emq.core.engine import Queue
-from emq.runtime import logs
+from emq.runtime import loglines, logs
 from emq.signals import job_finished, job_started
 from emq.testing import run_until_empty
 from tests import jobs
@@ -75,7 +75,7 @@ def test_a_worker_that_parks_has_said_its_completed_lines(emq_env, captured):
 
 
 def test_a_batch_of_lines_reads_as_the_same_lines_one_by_one(emq_env):
-    """``logs.handle_all`` (one write a batch for a plain StreamHandler) writes what ``Logger.handle`` would:
+    """``loglines.handle_all`` (one write a batch for a plain StreamHandler) writes what ``Logger.handle`` would:
     same text, the logger's and each handler's filters and levels, propagation, other handlers record by record."""
 
     class OneByOne(logging.StreamHandler):  # a subclass: handled a record at a time, as before
@@ -101,20 +101,52 @@ def test_a_batch_of_lines_reads_as_the_same_lines_one_by_one(emq_env):
     handlers[2][1].setLevel(logging.WARNING)
     handlers[3][1].addFilter(lambda r: r.args[1] % 2 == 0)
     try:
-        logs.handle_all(logger, records())
+        loglines.handle_all(logger, records())
         assert batch.getvalue() == single.getvalue() and len(batch.getvalue().splitlines()) == 5
         assert batch.getvalue().splitlines()[1].endswith(" INFO emq.test.batch job j1 n=1")
         assert quiet.getvalue() == "" and [x.split()[-1] for x in up.getvalue().splitlines()] == ["n=0", "n=2", "n=4"]
         logger.propagate, logger.disabled = False, False
-        logs.handle_all(logger, records())
+        loglines.handle_all(logger, records())
         assert len(batch.getvalue().splitlines()) == 10 and len(up.getvalue().splitlines()) == 3
         logger.disabled = True
-        logs.handle_all(logger, records())
+        loglines.handle_all(logger, records())
         assert len(batch.getvalue().splitlines()) == 10
     finally:
         logger.propagate, logger.disabled = True, False
         for owner, h in handlers:
             owner.removeHandler(h)
+
+
+@pytest.mark.parametrize("fmt", [
+    "%(asctime)s %(levelname)s %(name)s %(message)s",  # emq's own (logs.TEXT)
+    "%(job_id)s|%(job_name)s|%(queue)s|%(attempt)s|%(message)s {braces} 100%%",
+    "%(attempt)03d %(job_id)-30s %(message)s",  # a field with a width
+    "%(message)s %(args)s",  # the args in the line
+])
+def test_alike_lines_read_as_the_same_lines_one_by_one(emq_env, fmt):
+    """``loglines.handle_alike`` (a template record and a row a line, the worker's completed lines)
+    writes what ``Logger.handle`` of each line's record would, with any format and any handler."""
+
+    class OneByOne(logging.StreamHandler):
+        pass
+
+    template = logging.LogRecord("emq.test.alike", logging.INFO, __file__, 0, "job id=%s {x} 5%% ms=%s", None, None)
+    rows = [((f"j{i}", i), (f"j{i}", "tests.jobs.add", "default", i + 1)) for i in range(4)]
+    logger = logging.getLogger("emq.test.alike")
+    batch, single = io.StringIO(), io.StringIO()
+    for stream, kind in ((batch, logging.StreamHandler), (single, OneByOne)):
+        h = kind(stream)
+        h.setFormatter(logging.Formatter(fmt))
+        h.addFilter(logs.JobContextFilter())
+        logger.addHandler(h)
+    try:
+        loglines.handle_alike(logger, template, rows)
+        lines = batch.getvalue().splitlines()
+        assert batch.getvalue() == single.getvalue() and len(lines) == 4
+        assert "job id=j1 {x} 5% ms=1" in lines[1]
+    finally:
+        for h in list(logger.handlers):
+            logger.removeHandler(h)
 
 
 def test_json_lines_from_a_real_worker(emq_env):

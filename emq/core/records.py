@@ -111,10 +111,10 @@ class Claimed:
     def _decode(cls, fields: list, now: int) -> Claimed:
         jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = fields
         hard, soft = _limits(limits)
-        return built(
-            cls, id=jid, token=int(token), name=name, args=_json(args, list), kwargs=_json(kwargs, dict),
-            lease_ms=int(lease), max_attempts=int(max_attempts), backoff=_backoff(backoff), group=group,
-            due_ms=int(due), claimed_ms=now, meta=meta, timeout_ms=hard, soft_timeout_ms=soft, fault="")
+        return built(cls, {"id": jid, "token": int(token), "name": name, "meta": meta, "group": group,
+            "args": [] if args == "[]" else _json(args, list), "kwargs": {} if kwargs == "{}" else _json(kwargs, dict),
+            "lease_ms": int(lease), "max_attempts": int(max_attempts), "backoff": _backoff(backoff), "due_ms": int(due),
+            "claimed_ms": now, "timeout_ms": hard, "soft_timeout_ms": soft, "fault": ""})
 
 
 def _json(text: str, kind: type) -> Any:

@@ -96,7 +96,7 @@ class Deadlines:
         hard, soft = limits(held)
         if hard < math.inf or soft < math.inf:
             now = time.monotonic()
-            self._watch(Watch(held, now + soft, now + hard), now)
+            self._watch(Watch(held, now + soft, now + hard), now, now + min(soft, hard))
 
     def leave(self, held: Held) -> bool:
         """The job's code returned: no limit reaches it any more. True when its outcome is still to report."""
@@ -110,12 +110,8 @@ class Deadlines:
                 break
             except BaseException:  # a limit that arrived before the lock was ours: it is spent, leave again
                 continue
-        key = id(held)
-        if key in self.watched:  # a job without limits was never watched (a dict's read needs no lock)
-            with self._lock:
-                w = self.watched.get(key)
-                if w is not None and w.abandon_at == math.inf:
-                    del self.watched[key]
+        if mine and id(held) in self.watched:  # a stopped one keeps it: the stop puts its abandon deadline there
+            self.watched.pop(id(held), None)  # atomic: the watchdog reads a copy (see _step)
         return mine
 
     def stop(self, held: Held, kind: type[BaseException]) -> bool:
@@ -131,7 +127,8 @@ class Deadlines:
         if not held.is_async:
             self.replace(held)
         now = time.monotonic()
-        self._watch(Watch(held, abandon_at=now + config.get("EMQ_TIMEOUT_GRACE")), now)
+        at = now + config.get("EMQ_TIMEOUT_GRACE")
+        self._watch(Watch(held, abandon_at=at), now, at)
         log.warning("job id=%s name=%s attempt=%s stopped: %s", held.job.id, held.job.name, held.job.token,
                     reason or kind.__name__)
         return True
@@ -148,17 +145,20 @@ class Deadlines:
             held.interrupted = True
             held.interrupt(kind)
 
-    def _watch(self, w: Watch, now: float) -> None:
-        at = w.next_at
-        with self._lock:
-            self.watched[id(w.held)] = w
-            if at - now < self._shortest:
-                self._shortest = at - now
-            sooner = at < self._next_at
+    def _watch(self, w: Watch, now: float, at: float) -> None:
+        """Watch w, next due at. Most jobs end long before a limit that falls after the next wake: they
+        only add their watch (atomic). The lock is for a sooner deadline (or a limit shorter than the
+        idle sleep), and while the watchdog steps (``_next_at`` inf): it wakes it again."""
+        self.watched[id(w.held)] = w
+        if at < self._next_at or at - now < self._shortest:
+            with self._lock:
+                if at - now < self._shortest:
+                    self._shortest = at - now
+                sooner = at < self._next_at
+                if sooner:
+                    self._next_at = at
             if sooner:
-                self._next_at = at
-        if sooner:  # most jobs end long before their limit: the watchdog sleeps on
-            self._wake.set()
+                self._wake.set()
 
     def _run(self) -> None:
         while not self._closed:
@@ -169,7 +169,8 @@ class Deadlines:
     def _step(self, now: float) -> float:
         """Act on every deadline reached; return when the next one falls."""
         with self._lock:
-            due = [w for w in self.watched.values() if w.next_at <= now]
+            self._next_at = math.inf  # a watch added from now on takes the lock and wakes the next step
+        due = [w for w in list(self.watched.values()) if w.next_at <= now]  # list(): one atomic copy
         for w in due:
             if w.soft_at <= now:
                 w.soft_at = math.inf
@@ -184,7 +185,8 @@ class Deadlines:
             # meanwhile with a limit at least that long falls due after this wake, so it need not wake
             # the watchdog (most jobs end in far less than their limit; one wake per batch would cost).
             idle, self._shortest = max(self._shortest, 0.001), IDLE_WAIT
-            self._next_at = min((w.next_at for w in self.watched.values()), default=now + idle)
+            later = min((w.next_at for w in list(self.watched.values())), default=now + idle)
+            self._next_at = min(later, self._next_at)  # one added meanwhile may have set it sooner
             return self._next_at
 
     def _soft(self, held: Held) -> None:

@@ -71,16 +71,17 @@ class Leases:
         if not helds:
             return
         renewer = self._renewers[helds[0].queue.name]
+        progressed = renewer.progressed  # one bound method a batch
         with self._lock:
             for h in helds:
-                self._held[h.key] = h
-                h.nudge = renewer.progressed
+                self._held[(h.queue.name, h.job.id)] = h  # h.key, without a call a job
+                h.nudge = progressed
         renewer.nudge(min(h.job.lease_ms for h in helds))
 
     def drop_all(self, helds: list[Held]) -> None:
         with self._lock:
             for h in helds:
-                self._held.pop(h.key, None)
+                self._held.pop((h.queue.name, h.job.id), None)  # h.key, without a call a job
 
     def of_queue(self, name: str) -> list[Held]:
         with self._lock:

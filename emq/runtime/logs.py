@@ -67,66 +67,6 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
-def handle_all(logger: logging.Logger, records: list[logging.LogRecord]) -> None:
-    """``logger.handle`` for each record, with the lines for a stock ``StreamHandler`` written at once.
-
-    What ``Logger.handle`` does (the logger's filters, each handler up the propagation chain with its
-    level and filters), except that a handler of exactly ``logging.StreamHandler`` gets the batch in
-    one write and one flush under its lock: a line a job otherwise costs the worker's loop a write
-    call each (most of a completed line's cost on a pipe). Any other handler gets each record in turn.
-    """
-    if logger.disabled or not records:
-        return
-    if logger.filters:
-        records = [r for r in records if logger.filter(r)]
-    found, level, node = 0, records[0].levelno if records else 0, logger
-    while node is not None and records:
-        for handler in node.handlers:
-            found += 1
-            if level < handler.level:
-                continue
-            if type(handler) is logging.StreamHandler:
-                _write_all(handler, records)
-            else:
-                for record in records:
-                    handler.handle(record)
-        node = node.parent if node.propagate else None
-    if not found:  # no handler: the last resort's rules apply, record by record
-        for record in records:
-            logging.Logger.callHandlers(logger, record)
-
-
-def _write_all(handler: logging.StreamHandler, records: list[logging.LogRecord]) -> None:
-    kept = [r for r in records if handler.filter(r)]
-    if not kept:
-        return
-    try:
-        text = _format_all(handler.formatter or logging.Formatter(), kept, handler.terminator)
-        with handler.lock:  # type: ignore[union-attr]
-            handler.stream.write(text)
-            handler.flush()
-    except RecursionError:
-        raise
-    except Exception:
-        handler.handleError(kept[0])
-
-
-def _format_all(fmt: logging.Formatter, records: list[logging.LogRecord], end: str) -> str:
-    """The records' lines; the stock ``Formatter`` formats the time once (a batch shares its ``created``)."""
-    created = records[0].created
-    if type(fmt) is not logging.Formatter or any(r.exc_info or r.exc_text or r.stack_info or r.created != created
-                                                 for r in records):
-        return "".join(fmt.format(r) + end for r in records)
-    asctime = fmt.formatTime(records[0], fmt.datefmt) if fmt.usesTime() else None
-    out = []
-    for r in records:
-        r.message = r.getMessage()
-        if asctime is not None:
-            r.asctime = asctime
-        out.append(fmt.formatMessage(r))
-    return end.join(out) + end
-
-
 def setup() -> None:
     """Give the configured handlers the job fields, and JSON lines when EMQ_LOG_FORMAT is "json"."""
     kind = config.get("EMQ_LOG_FORMAT")

@@ -9,6 +9,7 @@ worker pays a context variable and two dictionary lookups per attempt.
 from __future__ import annotations
 
 import logging
+from contextvars import Token
 from typing import Any
 
 from ..core.records import Claimed, Outcome
@@ -30,22 +31,33 @@ class Attempt:
         self.sentry: Any = None
 
 
-def begin(queue: str, job: Claimed) -> Attempt:
-    """Enter the attempt's context and tell ``job_started``'s receivers (their errors are logged)."""
-    attempt = Attempt(logs.current.set((job.id, job.name, queue, job.token)))
+def begin(queue: str, job: Claimed) -> Attempt | Token:
+    """Enter the attempt's context and tell ``job_started``'s receivers (their errors are logged).
+
+    Returns what ``end`` takes: the log context's token alone when no span or Sentry scope opened
+    (an Attempt a job would be most of a plain worker's cost here)."""
+    token = logs.current.set((job.id, job.name, queue, job.token))
+    attempt = None
     cm = tracing.consumer(queue, job)
     if cm is not None:
+        attempt = Attempt(token)
         attempt.span_cm, attempt.span = cm, cm.__enter__()
-    attempt.sentry = sentry.enter(queue, job)
+    scope = sentry.enter(queue, job)
+    if scope is not None:
+        attempt = attempt or Attempt(token)
+        attempt.sentry = scope
     if signals.job_started.receivers:
         for receiver, err in signals.job_started.send_robust(None, queue=queue, job=job, attempt=job.token):
             if isinstance(err, Exception):
                 log.error("job_started receiver %r failed: %s", receiver, err, exc_info=err)
-    return attempt
+    return token if attempt is None else attempt
 
 
-def end(attempt: Attempt, outcome: Outcome) -> None:
+def end(attempt: Attempt | Token, outcome: Outcome) -> None:
     """Record the outcome's exception on the span and in Sentry; leave the attempt's context."""
+    if type(attempt) is not Attempt:
+        logs.current.reset(attempt)  # type: ignore[arg-type]
+        return
     if attempt.sentry is not None:
         sentry.leave(attempt.sentry, outcome.exc)
     if attempt.span_cm is not None:

@@ -6,7 +6,7 @@ the next pass, so an outage loses no result; the fencing token makes a late one 
 
 from __future__ import annotations
 
-import queue as stdqueue
+from collections import deque
 
 from ..core.records import Outcome
 from .held import Held
@@ -18,21 +18,17 @@ class Outbox:
     """A thread-safe inbox of fresh outcomes plus the ones an outage sent back."""
 
     def __init__(self) -> None:
-        self._arrived: stdqueue.SimpleQueue[Item] = stdqueue.SimpleQueue()
+        self._arrived: deque[Item] = deque()  # append and popleft are atomic: no lock between threads
         self._pending: list[Item] = []
 
     def put(self, held: Held, outcome: Outcome) -> None:
         """Called from a slot thread or the event loop when a job ended."""
-        self._arrived.put((held, outcome))
+        self._arrived.append((held, outcome))
 
     def arrived(self) -> list[Item]:
         """Every outcome reported since the last call (the loop counts these as no longer running)."""
-        out = []
-        while True:
-            try:
-                out.append(self._arrived.get_nowait())
-            except stdqueue.Empty:
-                return out
+        arrived = self._arrived
+        return [arrived.popleft() for _ in range(len(arrived))]  # one reported meanwhile waits for the next call
 
     def take_pending(self) -> list[Item]:
         pending, self._pending = self._pending, []

@@ -13,11 +13,11 @@ from ..core import config
 from ..core.records import Claimed, Outcome
 from . import outcomes, signals
 from .held import Held
-from .logs import fields, handle_all
+from .loglines import handle_alike
+from .logs import fields
 
 log = logging.getLogger("emq.worker")
 COMPLETED = "job id=%s name=%s state=completed attempt=%s ms=%s"
-_new_record = object.__new__
 
 
 # A completed line held back until the next round trip is on the wire: (queue, job, ms it ran).
@@ -54,23 +54,17 @@ def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str], un
 def say(unsaid: Unsaid) -> None:
     """Write the completed lines held back, and forget them.
 
-    The records are built here rather than by ``log.info``: the logger's search of the caller's
-    frame and LogRecord's own set-up (source path, thread, process) are most of a line's cost and
-    the same for every line a call writes, so each record starts as a copy of one made per call;
-    and they are handled as one batch (``logs.handle_all``: one write for a plain stream handler).
+    The lines differ only in their arguments and job fields, so they go as one template record and a
+    row each (``loglines.handle_alike``): each line's record is a copy of the template's attributes, so
+    the logger's search of the caller's frame and LogRecord's own set-up (source path, thread, process,
+    time) are made once a batch, not once a line; a plain stream handler gets the lines in one write.
     """
     if not unsaid:
         return
-    template = logging.LogRecord(log.name, logging.INFO, __file__, 0, COMPLETED, None, None).__dict__
-    records = []
-    for queue, job, ms in unsaid:
-        record = _new_record(logging.LogRecord)
-        record.__dict__.update(template)
-        record.args = (job.id, job.name, job.token, ms)
-        record.__dict__.update(fields(job.id, job.name, queue, job.token))
-        records.append(record)
+    template = logging.LogRecord(log.name, logging.INFO, __file__, 0, COMPLETED, None, None)
+    rows = [((job.id, job.name, job.token, ms), (job.id, job.name, queue, job.token)) for queue, job, ms in unsaid]
     unsaid.clear()
-    handle_all(log, records)
+    handle_alike(log, template, rows)
 
 
 def _warn(queue: str, job: Claimed, o: Outcome, state: str, ms: int) -> None:

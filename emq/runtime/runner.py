@@ -52,8 +52,8 @@ def _call(queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
 
 def _completed(job: Claimed, result: Any) -> Outcome:
     """The outcome of an attempt that returned result (``built``: one a job, on the slot's thread)."""
-    return built(Outcome, id=job.id, token=job.token, outcome="completed",
-                 value="null" if result is None else dumps(result), retry_ms=0, exc=None)
+    return built(Outcome, {"id": job.id, "token": job.token, "outcome": "completed",
+                           "value": "null" if result is None else dumps(result), "retry_ms": 0, "exc": None})
 
 
 def _options(name: str) -> Options | None:
@@ -70,9 +70,35 @@ def failed(job: Claimed, exc: BaseException) -> Outcome:
 
 def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[[], None] | None = None,
             sink: Any = None) -> Outcome:
-    """Run one attempt inside its context; never raises (see ``_execute``). ``sink`` takes its progress."""
+    """Run one attempt inside its context and report how it ended; never raises. ``stop`` is its
+    ctx.cancelled, ``sink`` takes its progress.
+
+    ``leave`` is called the moment the job's code returned, before the outcome is built: a time
+    limit may interrupt the job, never the reporting of how it ended. ``emq.current_job()`` is
+    the attempt while its code runs. One function, not three a job: this is every attempt's path.
+    """
     attempt = observe.begin(queue, job)
-    outcome = _execute(queue, job, stop, leave, sink)
+    error: BaseException | None = None
+    running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
+    try:
+        fn = lookup(job.name)
+        if fn.options.takes_context:
+            result: Any = _call(queue, job, stop, sink)
+        else:
+            result = fn.func(*job.args, **job.kwargs)
+        if result is not None and inspect.isawaitable(result):  # None: most jobs, without the check
+            result = asyncio.run(_await(result))
+    except BaseException as exc:  # a job's failure is data, SystemExit included: recorded, never fatal
+        error = exc
+    finally:
+        if leave is not None:
+            leave()
+        current.reset(running)
+    if error is None:
+        outcome = built(Outcome, {"id": job.id, "token": job.token, "outcome": "completed",
+                                  "value": "null" if result is None else dumps(result), "retry_ms": 0, "exc": None})
+    else:
+        outcome = failed(job, error)
     observe.end(attempt, outcome)
     return outcome
 
@@ -86,28 +112,6 @@ async def execute_async(
     outcome = await _execute_async(queue, job, stop, started, leave, sink)
     observe.end(attempt, outcome)
     return outcome
-
-
-def _execute(queue: str, job: Claimed, stop: Flag | None, leave: Callable[[], None] | None, sink: Any) -> Outcome:
-    """Run the job's function and report how it ended; never raises. ``stop`` is its ctx.cancelled.
-
-    ``leave`` is called the moment the job's code returned, before the outcome is built: a time
-    limit may interrupt the job, never the reporting of how it ended. ``emq.current_job()`` is
-    the attempt while its code runs.
-    """
-    error: BaseException | None = None
-    running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
-    try:
-        result: Any = _call(queue, job, stop, sink)
-        if result is not None and inspect.isawaitable(result):  # None: most jobs, without the check
-            result = asyncio.run(_await(result))
-    except BaseException as exc:  # a job's failure is data, SystemExit included: recorded, never fatal
-        error = exc
-    finally:
-        if leave is not None:
-            leave()
-        current.reset(running)
-    return _completed(job, result) if error is None else failed(job, error)
 
 
 async def _execute_async(

@@ -4,6 +4,12 @@ A job stopped by its time limit or a cancel (``deadlines``) retires its thread: 
 reports the outcome and a fresh thread takes the slot at once, while the old one, once the job's
 code returns (if ever), leaves without taking more work.
 
+Jobs wait in one ready queue, and a claim's batch wakes one idle thread, the one that slept
+last (its stack and frames are still in the caches): a thread that takes a job while more are
+ready wakes one more, unless a woken thread has yet to look (``waking``). Jobs that end at once
+are all run by the first thread; jobs that block (releasing the GIL) or run long have a thread
+each within a wake a job, as if each had been handed its own.
+
 ``close`` ends every idle thread (one sentinel each) and waits for them, so a worker that ran in
 a test or a shell leaves no thread behind; a thread still inside a job (past the stop's grace,
 or abandoned) is a daemon and ends with its job or the process.
@@ -12,9 +18,9 @@ or abandoned) is a daemon and ends with its job or the process.
 from __future__ import annotations
 
 import functools
-import queue as stdqueue
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 
 from ..core.records import Outcome
 from . import runner
@@ -32,7 +38,9 @@ class Slots:
         self.size = size
         self.report = report
         self.deadlines = deadlines
-        self.tasks: stdqueue.SimpleQueue[Held | None] = stdqueue.SimpleQueue()
+        self.ready: deque[Held | None] = deque()  # jobs no thread has taken yet (None: a thread's end)
+        self.idle: list[threading.Lock] = []  # the held locks idle threads sleep on: a release wakes one
+        self.waking = False  # a woken thread has yet to look at ready: it wakes the next if need be
         self.threads: list[threading.Thread] = []  # the live ones (a retired thread is no longer here)
         self._lock = threading.Lock()
         self._closed = False
@@ -42,7 +50,12 @@ class Slots:
             self._spawn()
 
     def submit(self, held: Held) -> None:
-        self.tasks.put(held)
+        self.submit_all((held,))
+
+    def submit_all(self, helds: Iterable[Held]) -> None:
+        """Queue a claim's jobs and wake one idle thread for them (it wakes more while more are ready)."""
+        self.ready.extend(helds)
+        self._wake()
 
     def replace(self, held: Held) -> None:
         """A limit stopped held's job: retire its thread and start a fresh one for the slot."""
@@ -56,8 +69,9 @@ class Slots:
         with self._lock:
             self._closed = True
             live = list(self.threads)
-        for _ in live:
-            self.tasks.put(None)
+        self.ready.extend([None] * len(live))
+        while self.idle:
+            self.idle.pop().release()
         for t in live:
             t.join(timeout)
 
@@ -69,10 +83,47 @@ class Slots:
             t.start()
             self.threads.append(t)
 
+    def _wake(self) -> None:
+        """Wake the idle thread that slept last, unless a woken one has yet to look at ready."""
+        if self.waking:
+            return
+        try:
+            lock = self.idle.pop()
+        except IndexError:
+            return  # every thread is busy: each takes ready work when its job ends
+        self.waking = True  # before the release: the woken thread clears it
+        lock.release()
+
+    def _take(self, lock: threading.Lock) -> Held | None:
+        """The next ready job, sleeping on lock while there is none; wakes one more thread for the rest."""
+        ready = self.ready
+        while True:
+            try:
+                held = ready.popleft()
+            except IndexError:
+                self._sleep(lock)
+                continue
+            if ready and held is not None:
+                self._wake()
+            return held
+
+    def _sleep(self, lock: threading.Lock) -> None:
+        self.idle.append(lock)
+        if self.ready:  # queued between our look and our listing: its wake may have found no one
+            try:
+                self.idle.remove(lock)
+                return
+            except ValueError:
+                pass  # listed and already taken: our release is on its way
+        lock.acquire()
+        self.waking = False
+
     def _run(self) -> None:
         me = threading.current_thread()
         interrupt = functools.partial(raise_in, me)  # one per thread, not per job
-        while (held := self.tasks.get()) is not None:
+        lock = threading.Lock()
+        lock.acquire()  # held while awake: an idle thread blocks on it until a _wake releases it
+        while (held := self._take(lock)) is not None:
             try:
                 self._serve(held, me, interrupt)
             except BaseException:  # a second limit raised past the first: the watchdog reported it

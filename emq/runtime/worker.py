@@ -193,8 +193,11 @@ class Worker:
 def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
     """Finish what ended and claim up to free slots: one round trip per queue touched."""
     by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
-    for item in outcomes:
-        by_queue.setdefault(item[0].queue.name, []).append(item)
+    if len(self.queues) == 1:  # the common case: no sorting a job
+        by_queue = {self.queues[0].name: outcomes} if outcomes else {}
+    else:
+        for item in outcomes:
+            by_queue.setdefault(item[0].queue.name, []).append(item)
     if self.idle.skip_claim() and not outcomes:
         free = 0
     claimed, self.talked = 0, False
@@ -226,7 +229,8 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> 
 
 
 def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
-    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt."""
+    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt.
+    The plain ones go to the slots at once (one wake a batch, see ``slots``)."""
     now = time.monotonic()
     helds = []
     for job in jobs:
@@ -237,23 +241,22 @@ def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
     self.leases.hold_all(helds)
     self.running += len(helds)
     kinds: dict[str, bool] = {}  # asked once per function a batch
+    plain = []
     for held in helds:
         name = held.job.name
         if (is_async := kinds.get(name)) is None:
             is_async = kinds[name] = runner.is_async(name)
-        try:
-            _start(self, held, is_async)
-        except Exception as exc:
-            self._corrupt(q, held.job, exc)
-
-
-def _start(self: Worker, held: Held, is_async: bool) -> None:
-    if is_async:
+        if not is_async:
+            plain.append(held)
+            continue
         held.is_async = True
         self.running_async += 1
-        self.aio.submit(_run_async(self, held))
-    else:
-        self.slots.submit(held)
+        try:
+            self.aio.submit(_run_async(self, held))
+        except Exception as exc:
+            self._corrupt(q, held.job, exc)
+    if plain:
+        self.slots.submit_all(plain)
 
 
 def _register(self: Worker) -> None:
