@@ -2,10 +2,11 @@
 
 Mint, promotion, release and reclaim push one token; a blocking pop returns it at once, so
 an idle worker sends no polling traffic. Each queue lives in its own cluster slot, so there
-is one parker thread a queue (no multi-key blocking call across slots); a token wakes the
-worker loop through a shared Event. A claim that leaves work behind pushes a token again
-(the baton), so a burst spreads over every parked worker; a token a parker pops after its
-worker stopped parking is pushed back for the next one. The pop's timeout only bounds how
+is one parker thread a queue (no multi-key blocking call across slots); a token popped while
+the worker parks claims for it at once (``handoff``), else it wakes the worker loop through a
+shared Event. A claim that leaves work behind pushes a token again (the baton), so a burst
+spreads over every parked worker; a token a parker pops after its worker stopped parking is
+pushed back for the next one. The pop's timeout only bounds how
 long a parker stays blocked: the worker loop times its own duties (renewals, heartbeat).
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from ..core.connection import disconnect, new_client
 from ..core.engine import Queue
+from .handoff import Handoff
 from .outage import Outage
 
 log = logging.getLogger("emq.metronome")
@@ -27,10 +29,11 @@ class Metronome:
     """Parker threads, one per queue, that block only while the worker asks them to."""
 
     def __init__(self, queues: Sequence[Queue], signal: threading.Event, timeout: float = 10.0,
-                 on_token: Callable[[], None] | None = None) -> None:
+                 claim: Callable[[int], object] | None = None, room: Callable[[], int] | None = None) -> None:
         self.queues = list(queues)
         self.signal = signal
-        self.on_token = on_token or signal.set  # a token popped while parking (the worker claims: handoff)
+        # With claim and room (the worker's), a token popped while parking claims at once (handoff).
+        self.handoff = Handoff(claim, room, signal, self.unpark) if claim and room else None
         self.timeout = timeout
         self.parking = threading.Event()
         self.closed = False
@@ -50,6 +53,10 @@ class Metronome:
 
     def unpark(self) -> None:
         self.parking.clear()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait while parked for the signal (``Handoff.park``: whether the park was not quiet)."""
+        return self.handoff.park(timeout) if self.handoff else self.signal.wait(timeout)
 
     def close(self) -> None:
         """Stop the parkers, cutting any blocking pop short by closing its connection."""
@@ -84,7 +91,7 @@ class Metronome:
             if self.closed:
                 self.signal.set()
             elif self.parking.is_set():
-                self.on_token()
+                (self.handoff.token if self.handoff else self.signal.set)()
             else:
                 self._pass_on(q, token[1])
 

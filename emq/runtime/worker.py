@@ -1,10 +1,9 @@
 """The worker's loop: claims jobs in batches, hands them to slots, finishes them in batches.
 
 One loop thread talks to the server for claims and finishes: each pass finishes what ended and
-claims up to the free slots in one pipelined round trip per queue, and parks on the Metronome
-when there is nothing to claim. Its other duties live in their own rooms and threads: lease
-renewal (``leases``), the registry entry (``heartbeat``), outcomes kept through an outage
-(``outbox``), the threads that run jobs (``slots``, ``aio``), time limits and cancels (``deadlines``).
+claims up to the free slots in one pipelined round trip per queue, and parks on the Metronome (whose
+parker claims for it: ``handoff``) when there is nothing to claim. Its other duties have their own
+rooms: ``leases``, ``heartbeat``, ``outbox``, ``slots`` and ``aio`` (the jobs' threads), ``deadlines``.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from ..errors import ServerFull, ServerUnavailable
 from . import report, runner
 from .aio import Interruptible, LoopThread
 from .deadlines import Deadlines
-from .handoff import Handoff
 from .heartbeat import Heartbeat
 from .held import Held
 from .idle import RECHECK, IdleBudget, drained
@@ -64,9 +62,8 @@ class Worker:
         self.leases = Leases(self.queues, on_cancel=self.deadlines.cancel)
         self.slots = Slots(self.concurrency, self._report, self.deadlines)
         self.aio = LoopThread()
-        self.handoff = Handoff(lambda n: _exchange(self, [], n), lambda: self._free() if self.stopping is None else 0,
-                               self.signal, lambda: self.metronome.unpark())
-        self.metronome = Metronome(self.queues, self.signal, park_timeout, on_token=self.handoff.token)
+        self.metronome = Metronome(self.queues, self.signal, park_timeout, claim=lambda n: _exchange(self, [], n),
+                                   room=lambda: self._free() if self.stopping is None else 0)
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
         self.running = self.running_async = self.processed = 0
@@ -131,7 +128,7 @@ class Worker:
         if self.running == 0 and self.burst and self._drained():
             return True
         self.metronome.park()  # free slots and nothing ready: park until a token (handoff) or an outcome
-        self.idle.park_ended(self.handoff.park(1.0 if self.burst else RECHECK))
+        self.idle.park_ended(self.metronome.wait(1.0 if self.burst else RECHECK))
         self.metronome.unpark()
         return False
 
