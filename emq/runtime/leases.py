@@ -74,14 +74,14 @@ class Leases:
         progressed = renewer.progressed  # one bound method a batch
         with self._lock:
             for h in helds:
-                self._held[(h.queue.name, h.job.id)] = h  # h.key, without a call a job
+                self._held[h.key] = h
                 h.nudge = progressed
         renewer.nudge(min(h.job.lease_ms for h in helds))
 
     def drop_all(self, helds: list[Held]) -> None:
         with self._lock:
             for h in helds:
-                self._held.pop((h.queue.name, h.job.id), None)  # h.key, without a call a job
+                self._held.pop(h.key, None)
 
     def of_queue(self, name: str) -> list[Held]:
         with self._lock:

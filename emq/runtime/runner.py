@@ -19,7 +19,7 @@ from typing import Any
 from ..core.encoding import dumps
 from ..core.frozen import built
 from ..core.records import Claimed, Outcome
-from ..jobs import Flag, JobContext, Options, lookup
+from ..jobs import Flag, JobContext, JobFunction, Options, lookup
 from ..jobs.context import current
 from . import observe
 from .aio import Interruptible
@@ -42,8 +42,8 @@ def _is_coroutine(func: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(func)
 
 
-def _call(queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
-    fn = lookup(job.name)
+def _call(fn: JobFunction, queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
+    """Call the job's function (``fn``, looked up by the caller) with its context when it takes one."""
     if fn.options.takes_context:
         ctx = JobContext(job.id, queue, job.token, job.token, job.lease_ms, stop or Flag(), sink)
         return fn.func(ctx, *job.args, **job.kwargs)
@@ -81,11 +81,7 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
     error: BaseException | None = None
     running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
     try:
-        fn = lookup(job.name)
-        if fn.options.takes_context:
-            result: Any = _call(queue, job, stop, sink)
-        else:
-            result = fn.func(*job.args, **job.kwargs)
+        result: Any = _call(lookup(job.name), queue, job, stop, sink)
         if result is not None and inspect.isawaitable(result):  # None: most jobs, without the check
             result = asyncio.run(_await(result))
     except BaseException as exc:  # a job's failure is data, SystemExit included: recorded, never fatal
@@ -94,11 +90,7 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
         if leave is not None:
             leave()
         current.reset(running)
-    if error is None:
-        outcome = built(Outcome, {"id": job.id, "token": job.token, "outcome": "completed",
-                                  "value": "null" if result is None else dumps(result), "retry_ms": 0, "exc": None})
-    else:
-        outcome = failed(job, error)
+    outcome = _completed(job, result) if error is None else failed(job, error)
     observe.end(attempt, outcome)
     return outcome
 
@@ -126,7 +118,7 @@ async def _execute_async(
     error: BaseException | None = None
     current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
     try:
-        run = Interruptible(_call(queue, job, stop, sink))
+        run = Interruptible(_call(lookup(job.name), queue, job, stop, sink))
         if started is not None:
             started(run)
         result = await run
