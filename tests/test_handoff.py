@@ -41,7 +41,7 @@ class Loop:
 
 def test_a_token_while_the_loop_parks_claims_the_free_slots_and_leaves_the_loop_asleep():
     loop = Loop(free=3)
-    t, ended = loop.parked(timeout=0.3)
+    t, ended = loop.parked(timeout=2.0)  # long enough that the token comes while it parks
     loop.handoff.token()
     assert loop.claimed == [3] and not loop.signal.is_set() and loop.unparked == 0
     t.join(5)
@@ -67,7 +67,7 @@ def test_a_parker_that_cannot_claim_wakes_the_loop(case):
 def test_a_claim_that_fills_the_worker_stops_the_parkers():
     """Tokens popped by a full worker would be lost to the others: the burst's baton must reach them."""
     loop = Loop(free=2, fills=True)
-    t, _ = loop.parked(timeout=0.3)
+    t, _ = loop.parked(timeout=2.0)
     loop.handoff.token()
     assert loop.claimed == [2] and loop.unparked == 1 and not loop.signal.is_set()
     t.join(5)
