@@ -94,7 +94,12 @@ for i = 0, n - 1 do
     stale = stale + 1
   elseif outcome == 'completed' then
     freed[#freed + 1] = id
-    redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
+    -- A null result (a job that returns None: most) is left out; every reader takes it as null.
+    if value == 'null' then
+      redis.call('HSET', key, 'state', 'completed', 'finished', now)
+    else
+      redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
+    end
     done[#done + 1] = now
     done[#done + 1] = id
     out[#out + 1] = 'completed'
