@@ -93,14 +93,14 @@ local function lease_one(id, group, capped)
     return
   end
   -- Fields a mint left out hold their defaults, due its creation time (_prelude.lua's DEFAULT).
-  local lease, attempts, max_attempts = f.lease, f.attempts, f.max_attempts or DEFAULT.max_attempts
-  local fault = claim_fault(f.fn, lease, attempts, max_attempts, f.group == group and group)
+  local lease, attempts, max_attempts = f.lease, f.attempts, f.max_attempts
+  local fault, ms = claim_fault(f.fn, lease, attempts, max_attempts, f.group == group and group)
   if fault then return quarantine(key, id, now, fault) end
   local unique = f.unique
   if unique and string.sub(unique, 1, 1) == 's' then unique_free(id, unique) end  -- unique_until="start"
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
-  local token = tonumber(attempts or DEFAULT.attempts) + 1
-  local expiry = now + tonumber(lease)
+  local token = attempts and tonumber(attempts) + 1 or 1  -- a job never claimed stores no attempts (DEFAULT)
+  local expiry = now + ms
   redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
     'worker', worker)
   emit('active', id, token)
@@ -117,7 +117,7 @@ local function lease_one(id, group, capped)
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o = #out
   out[o + 1] = id; out[o + 2] = token; out[o + 3] = f.fn; out[o + 4] = f.args or DEFAULT.args
-  out[o + 5] = f.kwargs or DEFAULT.kwargs; out[o + 6] = lease; out[o + 7] = max_attempts
+  out[o + 5] = f.kwargs or DEFAULT.kwargs; out[o + 6] = lease; out[o + 7] = max_attempts or DEFAULT.max_attempts
   out[o + 8] = f.backoff or DEFAULT.backoff; out[o + 9] = group; out[o + 10] = f.due or f.created or now
   out[o + 11] = f.meta or ''; out[o + 12] = f.timeout or DEFAULT.timeout
 end
