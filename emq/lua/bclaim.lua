@@ -82,22 +82,17 @@ local function lease_one(id, group, capped)
   id = prio_pop(group, id)  -- a marker stands for the first job of the group's priority zset (_prio.lua)
   if not id then return end
   local key = ns .. 'job:' .. id
-  -- HGETALL, not an HMGET of the 14 fields read here: a job minted with its defaults stores 5 fields,
-  -- and each name sent to the server and each nil sent back costs more than the loop below.
-  -- f starts with the five fields every job has (false: absent), so filling it needs no rehash.
-  local h, f = redis.call('HGETALL', key), {fn = false, group = false, state = false, lease = false, created = false}
-  for i = 1, #h, 2 do f[h[i]] = h[i + 1] end
-  local state = f.state
-  if state ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
-    if state then misplaced(key, id, state, group, now) end
+  local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
+    'due', 'meta', 'timeout', 'group', 'unique', 'created')
+  if f[1] ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
+    if f[1] then misplaced(key, id, f[1], group, now) end
     return
   end
   -- Fields a mint left out hold their defaults, due its creation time (_prelude.lua's DEFAULT).
-  local lease, attempts, max_attempts = f.lease, f.attempts, f.max_attempts
-  local fault, ms = claim_fault(f.fn, lease, attempts, max_attempts, f.group == group and group)
+  local lease, attempts, max_attempts = f[5], f[8], f[6]
+  local fault, ms = claim_fault(f[2], lease, attempts, max_attempts, f[12] == group and group)
   if fault then return quarantine(key, id, now, fault) end
-  local unique = f.unique
-  if unique and string.sub(unique, 1, 1) == 's' then unique_free(id, unique) end  -- unique_until="start"
+  if f[13] and string.sub(f[13], 1, 1) == 's' then unique_free(id, f[13]) end  -- unique_until="start"
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
   local token = attempts and tonumber(attempts) + 1 or 1  -- a job never claimed stores no attempts (DEFAULT)
   local expiry = now + ms
@@ -116,10 +111,10 @@ local function lease_one(id, group, capped)
   if limited then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o = #out
-  out[o + 1] = id; out[o + 2] = token; out[o + 3] = f.fn; out[o + 4] = f.args or DEFAULT.args
-  out[o + 5] = f.kwargs or DEFAULT.kwargs; out[o + 6] = lease; out[o + 7] = max_attempts or DEFAULT.max_attempts
-  out[o + 8] = f.backoff or DEFAULT.backoff; out[o + 9] = group; out[o + 10] = f.due or f.created or now
-  out[o + 11] = f.meta or ''; out[o + 12] = f.timeout or DEFAULT.timeout
+  out[o + 1] = id; out[o + 2] = token; out[o + 3] = f[2]; out[o + 4] = f[3] or DEFAULT.args
+  out[o + 5] = f[4] or DEFAULT.kwargs; out[o + 6] = lease; out[o + 7] = max_attempts or DEFAULT.max_attempts
+  out[o + 8] = f[7] or DEFAULT.backoff; out[o + 9] = group; out[o + 10] = f[9] or f[14] or now
+  out[o + 11] = f[10] or ''; out[o + 12] = f[11] or DEFAULT.timeout
 end
 
 
