@@ -125,19 +125,25 @@ def run(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any
 
 def _once(client: Any, s: Script, keys: Sequence[str], args: Sequence[Any]) -> Any:
     if s.function:
-        reply = on_owner(client, keys[0], [s.command(keys, args)])[0]
-        if functions.missing(reply):
-            load(client, s, keys[0])
-            reply = on_owner(client, keys[0], [s.command(keys, args)])[0]
-        if isinstance(reply, REFUSED):
-            refresh(client)  # sent to the node the slot map names: the slot has moved, or is moving
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
+        try:
+            return _fcall(client, s, keys, args)
+        except redis.ResponseError as exc:
+            if not functions.missing(exc):
+                raise
+        load(client, s, keys[0])
+        return _fcall(client, s, keys, args)
     try:
         return client.evalsha(s.sha, len(keys), *keys, *args)
     except NoScriptError:
         return client.eval(s.source, len(keys), *keys, *args)
+
+
+def _fcall(client: Any, s: Script, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    """FCALL on a plain client, or on a cluster's node for the slot (redis-py follows its redirects, as
+    for EVALSHA; left to find the node itself it would ask a node for FCALL's keys first)."""
+    if isinstance(client, redis.RedisCluster):
+        return client.execute_command(*s.command(keys, args), target_nodes=client.get_node_from_key(keys[0]))
+    return client.execute_command(*s.command(keys, args))
 
 
 def load(client: Any, s: Script, key: str) -> None:
