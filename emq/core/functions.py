@@ -10,7 +10,9 @@ a job at 10 jobs a call, 3-10 % at 50 (same Lua, interleaved A/B, INFO commandst
 A library is named by its source's SHA1, as a script is, so two versions of emq never share one.
 It lives on the server (replicated, persisted with the data); a server that lacks it (a restart
 without persistence, a node new to the slot) answers "Function not found" and ``scripts`` loads it
-on that node and runs the call again, as it does a script on NOSCRIPT.
+on that node and runs the call again, as it does a script on NOSCRIPT. Unlike the script cache,
+the libraries of earlier versions stay until deleted (~100 KB each; FUNCTION LIST LIBRARYNAME emq_
+shows them, and FUNCTION DELETE of one is safe once no process of its version runs).
 
 Functions are refused up front at maxmemory (no allow-oom flag). A script was refused only at a
 first write that may grow memory: a finish at its HSET, as now, but a claim's LPOP is not one, so
