@@ -109,7 +109,7 @@ class EmqBackend(BaseTaskBackend):
         per_call = {k: v for k, v in self._emq_options(task).items()
                     if k not in FUNCTION_ONLY and not (k == "backoff" and callable(v))}
         fn = register_task(task).using(queue=task.queue_name, **per_call)
-        run_after = None if task.run_after is None else int(task.run_after.timestamp() * 1000)
+        run_after = None if task.run_after is None else _ms_up(task.run_after)
         spec = fn.spec(args, kwargs, "" if run_after is None else f"@{run_after}")
         ref = fn.mint_now([dataclasses.replace(spec, priority=task.priority, meta=dumps(bridge.meta_of(task)))])[0]
         object.__setattr__(result, "id", ref.id)
@@ -201,4 +201,11 @@ def _known_module(module: str) -> bool:
     return any(module == root or module.startswith(root + ".") for root in roots)
 
 
+def _ms_up(when: Any) -> int:
+    """Epoch ms of a run_after, rounded up: the server keeps due times in whole ms, and a due time
+    truncated could start the job up to 1 ms before run_after."""
+    return -(-round(when.timestamp() * 1_000_000) // 1000)
+
+
 __all__ = ["EmqBackend", "EmqTask", "InvalidTask", "register_task", "resolve_task"]
+
