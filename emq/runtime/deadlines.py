@@ -94,9 +94,12 @@ class Deadlines:
             with held.lock:
                 self._interrupt(held, held.stopped)
         hard, soft = limits(held)
-        if hard < math.inf or soft < math.inf:
+        if hard < math.inf or soft < math.inf:  # _watch, inline: every attempt passes here
             now = time.monotonic()
-            self._watch(Watch(held, now + soft, now + hard), now, now + min(soft, hard))
+            at = now + (soft if soft < hard else hard)
+            self.watched[id(held)] = Watch(held, now + soft, now + hard)
+            if at < self._next_at or at - now < self._shortest:
+                self._sooner(now, at)
 
     def leave(self, held: Held) -> bool:
         """The job's code returned: no limit reaches it any more. True when its outcome is still to report."""
@@ -110,7 +113,7 @@ class Deadlines:
                 break
             except BaseException:  # a limit that arrived before the lock was ours: it is spent, leave again
                 continue
-        if mine and id(held) in self.watched:  # a stopped one keeps it: the stop puts its abandon deadline there
+        if mine:  # a stopped one keeps it: the stop puts its abandon deadline there
             self.watched.pop(id(held), None)  # atomic: the watchdog reads a copy (see _step)
         return mine
 
@@ -151,14 +154,18 @@ class Deadlines:
         idle sleep), and while the watchdog steps (``_next_at`` inf): it wakes it again."""
         self.watched[id(w.held)] = w
         if at < self._next_at or at - now < self._shortest:
-            with self._lock:
-                if at - now < self._shortest:
-                    self._shortest = at - now
-                sooner = at < self._next_at
-                if sooner:
-                    self._next_at = at
+            self._sooner(now, at)
+
+    def _sooner(self, now: float, at: float) -> None:
+        """A watch due at may fall before the watchdog's next wake: wake it (``_watch``)."""
+        with self._lock:
+            if at - now < self._shortest:
+                self._shortest = at - now
+            sooner = at < self._next_at
             if sooner:
-                self._wake.set()
+                self._next_at = at
+        if sooner:
+            self._wake.set()
 
     def _run(self) -> None:
         while not self._closed:
