@@ -168,7 +168,7 @@ class Worker:
         out = self.outbox.arrived()
         if out:
             self.running -= len(out)
-            self.running_async -= sum(held.is_async for held, _ in out)
+            self.running_async -= sum(held.is_async for held, _ in out) if self.running_async else 0
             self.leases.drop_all([held for held, _ in out])
         return out
 
