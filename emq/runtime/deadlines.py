@@ -92,7 +92,7 @@ class Deadlines:
         held.running = True  # no lock on the way in (every attempt passes here)...
         if held.stopped is not None:  # ...so a stop that came just before sees to it here
             with held.lock:
-                self._interrupt(held, held.stopped)
+                _interrupt(held, held.stopped)
         hard, soft = limits(held)
         if hard < math.inf or soft < math.inf:  # _watch, inline: every attempt passes here
             now = time.monotonic()
@@ -123,7 +123,7 @@ class Deadlines:
             if held.settled:
                 return False
             held.settled, held.stopped = True, kind
-            self._interrupt(held, kind)
+            _interrupt(held, kind)
         hard, _ = limits(held)
         reason = f"attempt {held.job.token} ran past its time limit of {hard:g} s" if kind is JobTimeout else ""
         self.report(held, runner.failed(held.job, kind(reason)))
@@ -140,13 +140,6 @@ class Deadlines:
         """The job was cancelled on the server (its renewal said so): tell its code and stop it."""
         held.stop.set()
         self.stop(held, Cancelled)
-
-    @staticmethod
-    def _interrupt(held: Held, kind: type[BaseException]) -> None:
-        """Raise kind inside the job's code if it still runs (the caller holds held.lock)."""
-        if held.running and held.interrupt is not None:
-            held.interrupted = True
-            held.interrupt(kind)
 
     def _watch(self, w: Watch, now: float, at: float) -> None:
         """Watch w, next due at. Most jobs end long before a limit that falls after the next wake: they
@@ -199,7 +192,7 @@ class Deadlines:
     def _soft(self, held: Held) -> None:
         with held.lock:
             if not held.settled:
-                self._interrupt(held, SoftTimeLimit)
+                _interrupt(held, SoftTimeLimit)
 
     def _abandon(self, w: Watch) -> None:
         with self._lock:
@@ -215,3 +208,10 @@ class Deadlines:
             log.error("%s job threads are stuck past their time limits (EMQ_MAX_ABANDONED=%s): draining, releasing "
                       "the leases and exiting so that a clean worker process takes over", stuck, most)
             self.drain()
+
+
+def _interrupt(held: Held, kind: type[BaseException]) -> None:
+    """Raise kind inside the job's code if it still runs (the caller holds held.lock)."""
+    if held.running and held.interrupt is not None:
+        held.interrupted = True
+        held.interrupt(kind)
