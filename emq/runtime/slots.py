@@ -69,8 +69,9 @@ class Slots:
         self._wake(chain=not watched)
 
     def nudge(self) -> None:
-        """Jobs still ready: the thread that has them is blocked or busy, wake a helper (it wakes more)."""
-        if self.ready:
+        """Jobs still ready: the thread that has them is blocked or busy, wake a helper (it wakes more).
+        Nothing while a woken thread has yet to look: it takes them, and the loop looks again."""
+        if self.ready and not self.waking:
             self._wake(chain=True)
 
     def patience(self, timeout: float) -> float:
