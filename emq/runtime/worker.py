@@ -120,10 +120,10 @@ class Worker:
         if self.stopping is not None:
             self._say()
             return self._stop_pass()
-        if claimed:
-            return False  # its outcomes come soon: the next round trip says the lines held back
+        if claimed and self._free() > 0:
+            return False  # room left: claim again at once (the next round trip says the lines held back)
         self._say()  # no round trip ahead to hide them behind: say them before any wait
-        if self._free() <= 0 or self.slots.ready:  # no park while jobs wait for a thread: the loop watches them
+        if self._free() <= 0 or self.slots.ready:  # all busy, or jobs wait for a thread (the loop watches them)
             self.signal.wait(self.slots.patience(RECHECK))
             return False
         if self.running == 0 and self.burst and self._drained():
@@ -152,10 +152,9 @@ class Worker:
 
     def _stop_pass(self) -> bool:
         self.told = report.stopping(self.stops, self.told, self.running, self.grace)
-        if self.running == 0:
-            return True
-        if time.monotonic() - self.stopping >= self.grace:
-            self.leases.release_all(self.grace)
+        if self.running == 0 or time.monotonic() - self.stopping >= self.grace:
+            if self.running:
+                self.leases.release_all(self.grace)
             return True
         self.signal.wait(self.slots.patience(0.05))
         return False
