@@ -107,11 +107,10 @@ class Worker:
     def _pass(self) -> bool:
         """One pass of the loop; True when the worker is done."""
         self.signal.clear()
-        self.slots.nudge()  # jobs still ready: their thread blocked (or runs long), wake a helper
         outcomes = self.outbox.take_pending() + self._arrived()
         free = 0 if self.stopping is not None else self._free()
         try:
-            claimed = _exchange(self, outcomes, free, True)
+            claimed = _exchange(self, outcomes, free)
         except Exception as exc:  # a server state (full, away...) or a refused call: wait, never die
             self._say()
             return self._outage(exc)
@@ -123,8 +122,8 @@ class Worker:
         if claimed and self._free() > 0:
             return False  # room left: claim again at once (the next round trip says the lines held back)
         self._say()  # no round trip ahead to hide them behind: say them before any wait
-        if self._free() <= 0 or self.slots.ready:  # all busy, or jobs wait for a thread (the loop watches them)
-            self.signal.wait(self.slots.patience(RECHECK))
+        if self._free() <= 0:  # every slot busy (a claim that filled them waits at once, not after an empty pass)
+            self.signal.wait(RECHECK)
             return False
         if self.running == 0 and self.burst and self._drained():
             return True
@@ -141,7 +140,7 @@ class Worker:
         pause = min(self.outage.failed(exc, f" ({len(self.outbox)} outcome(s) held)"), MAX_PAUSE)
         if self.stopping is not None and time.monotonic() - self.stopping >= self.grace:
             return True
-        self.signal.wait(self.slots.patience(pause))
+        self.signal.wait(pause)
         return False
 
     def _drained(self) -> bool:
@@ -152,11 +151,12 @@ class Worker:
 
     def _stop_pass(self) -> bool:
         self.told = report.stopping(self.stops, self.told, self.running, self.grace)
-        if self.running == 0 or time.monotonic() - self.stopping >= self.grace:
-            if self.running:
-                self.leases.release_all(self.grace)
+        if self.running == 0:
             return True
-        self.signal.wait(self.slots.patience(0.05))
+        if time.monotonic() - self.stopping >= self.grace:
+            self.leases.release_all(self.grace)
+            return True
+        self.signal.wait(0.05)
         return False
 
     def _free(self) -> int:
@@ -187,15 +187,16 @@ class Worker:
             self.signal.set()
 
 
-def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int, watched: bool = False) -> int:
-    """Finish what ended and claim up to free slots: one round trip per queue touched (watched: by the loop)."""
+def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
+    """Finish what ended and claim up to free slots: one round trip per queue touched."""
     by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
     if len(self.queues) == 1:  # the common case: no sorting a job
         by_queue = {self.queues[0].name: outcomes} if outcomes else {}
     else:
         for item in outcomes:
             by_queue.setdefault(item[0].queue.name, []).append(item)
-    free = 0 if self.idle.skip_claim() and not outcomes else free
+    if self.idle.skip_claim() and not outcomes:
+        free = 0
     claimed, self.talked = 0, False
     per_queue = [0] * len(self.queues)
     for i in self.order.next(free > 0):
@@ -213,7 +214,7 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int, wat
             else:
                 self.processed += len(done)
                 report.finished(q.name, done, ex.states, self.unsaid)
-            _dispatch(self, q, ex.claimed, watched)
+            _dispatch(self, q, ex.claimed)
             claimed += len(ex.claimed)
             per_queue[i] += len(ex.claimed)
             free = claimed if self.order.stops(want, len(ex.claimed)) else free  # --strict: the next queues wait
@@ -224,9 +225,9 @@ def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int, wat
     return claimed
 
 
-def _dispatch(self: Worker, q: Queue, jobs: list[Claimed], watched: bool) -> None:
-    """Start a claim's jobs, held as one batch (one that cannot start ends dead as corrupt); the plain ones go
-    to the slots at once (one wake a batch; ``watched``: the loop nudges a helper if they wait, see ``slots``)."""
+def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
+    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt.
+    The plain ones go to the slots at once (one wake a batch, see ``slots``)."""
     now = time.monotonic()
     helds = []
     for job in jobs:
@@ -252,7 +253,7 @@ def _dispatch(self: Worker, q: Queue, jobs: list[Claimed], watched: bool) -> Non
         except Exception as exc:
             self._corrupt(q, held.job, exc)
     if plain:
-        self.slots.submit_all(plain, watched)
+        self.slots.submit_all(plain)
 
 
 def _register(self: Worker) -> None:
