@@ -70,19 +70,18 @@ class Leases:
         """Hold the jobs of one claim (one queue): one lock and one renewal nudge a batch, not a job."""
         if not helds:
             return
-        name = helds[0].queue.name
-        renewer = self._renewers[name]
+        renewer = self._renewers[helds[0].queue.name]
         progressed = renewer.progressed  # one bound method a batch
         with self._lock:
             for h in helds:
-                self._held[name, h.job.id] = h  # Held.key, without its call
+                self._held[h.key] = h
                 h.nudge = progressed
         renewer.nudge(min(h.job.lease_ms for h in helds))
 
     def drop_all(self, helds: list[Held]) -> None:
         with self._lock:
             for h in helds:
-                self._held.pop((h.queue.name, h.job.id), None)  # Held.key, without its call
+                self._held.pop(h.key, None)
 
     def of_queue(self, name: str) -> list[Held]:
         with self._lock:
