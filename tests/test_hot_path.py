@@ -71,8 +71,8 @@ def test_blocking_clients_read_longer_than_they_block(emq_env):
 
 
 def test_jobs_of_a_batch_that_block_each_get_a_thread_within_moments(emq_env):
-    """A batch the loop claimed wakes one slot thread, which runs jobs that end at once without waking
-    more; jobs that block still each get a thread (the loop nudges a helper when it finds jobs ready)."""
+    """A batch wakes one slot thread; jobs that block (releasing the GIL) still each get a thread within
+    moments, not one after another (a thread that takes a job while more are ready wakes one more)."""
     import time
 
     from emq.runtime.worker import Worker
