@@ -68,3 +68,17 @@ def test_blocking_clients_read_longer_than_they_block(emq_env):
     if isinstance(client, redis.RedisCluster):
         client = client.get_default_node().redis_connection
     assert client.connection_pool.connection_kwargs["socket_timeout"] == 35
+
+
+def test_jobs_of_a_batch_that_block_each_get_a_thread_within_moments(emq_env):
+    """A batch wakes one slot thread; jobs that block (releasing the GIL) still each get a thread within
+    moments, not one after another (a thread that takes a job while more are ready wakes one more)."""
+    import time
+
+    from emq.runtime.worker import Worker
+
+    jobs.sleep_for.enqueue_many([((1.0,), {})] * 5)
+    w = Worker(["default"], concurrency=5, batch=5, pump=False, burst=True)
+    started = time.monotonic()
+    assert w.run() == 0
+    assert w.processed == 5 and time.monotonic() - started < 4.0  # one after another: 5 s at least

@@ -92,11 +92,14 @@ class Deadlines:
         held.running = True  # no lock on the way in (every attempt passes here)...
         if held.stopped is not None:  # ...so a stop that came just before sees to it here
             with held.lock:
-                self._interrupt(held, held.stopped)
+                _interrupt(held, held.stopped)
         hard, soft = limits(held)
-        if hard < math.inf or soft < math.inf:
+        if hard < math.inf or soft < math.inf:  # _watch, inline: every attempt passes here
             now = time.monotonic()
-            self._watch(Watch(held, now + soft, now + hard), now, now + min(soft, hard))
+            at = now + (soft if soft < hard else hard)
+            self.watched[id(held)] = Watch(held, now + soft, now + hard)
+            if at < self._next_at or at - now < self._shortest:
+                self._sooner(now, at)
 
     def leave(self, held: Held) -> bool:
         """The job's code returned: no limit reaches it any more. True when its outcome is still to report."""
@@ -110,7 +113,7 @@ class Deadlines:
                 break
             except BaseException:  # a limit that arrived before the lock was ours: it is spent, leave again
                 continue
-        if mine and id(held) in self.watched:  # a stopped one keeps it: the stop puts its abandon deadline there
+        if mine:  # a stopped one keeps it: the stop puts its abandon deadline there
             self.watched.pop(id(held), None)  # atomic: the watchdog reads a copy (see _step)
         return mine
 
@@ -120,7 +123,7 @@ class Deadlines:
             if held.settled:
                 return False
             held.settled, held.stopped = True, kind
-            self._interrupt(held, kind)
+            _interrupt(held, kind)
         hard, _ = limits(held)
         reason = f"attempt {held.job.token} ran past its time limit of {hard:g} s" if kind is JobTimeout else ""
         self.report(held, runner.failed(held.job, kind(reason)))
@@ -138,27 +141,24 @@ class Deadlines:
         held.stop.set()
         self.stop(held, Cancelled)
 
-    @staticmethod
-    def _interrupt(held: Held, kind: type[BaseException]) -> None:
-        """Raise kind inside the job's code if it still runs (the caller holds held.lock)."""
-        if held.running and held.interrupt is not None:
-            held.interrupted = True
-            held.interrupt(kind)
-
     def _watch(self, w: Watch, now: float, at: float) -> None:
         """Watch w, next due at. Most jobs end long before a limit that falls after the next wake: they
         only add their watch (atomic). The lock is for a sooner deadline (or a limit shorter than the
         idle sleep), and while the watchdog steps (``_next_at`` inf): it wakes it again."""
         self.watched[id(w.held)] = w
         if at < self._next_at or at - now < self._shortest:
-            with self._lock:
-                if at - now < self._shortest:
-                    self._shortest = at - now
-                sooner = at < self._next_at
-                if sooner:
-                    self._next_at = at
+            self._sooner(now, at)
+
+    def _sooner(self, now: float, at: float) -> None:
+        """A watch due at may fall before the watchdog's next wake: wake it (``_watch``)."""
+        with self._lock:
+            if at - now < self._shortest:
+                self._shortest = at - now
+            sooner = at < self._next_at
             if sooner:
-                self._wake.set()
+                self._next_at = at
+        if sooner:
+            self._wake.set()
 
     def _run(self) -> None:
         while not self._closed:
@@ -192,7 +192,7 @@ class Deadlines:
     def _soft(self, held: Held) -> None:
         with held.lock:
             if not held.settled:
-                self._interrupt(held, SoftTimeLimit)
+                _interrupt(held, SoftTimeLimit)
 
     def _abandon(self, w: Watch) -> None:
         with self._lock:
@@ -208,3 +208,10 @@ class Deadlines:
             log.error("%s job threads are stuck past their time limits (EMQ_MAX_ABANDONED=%s): draining, releasing "
                       "the leases and exiting so that a clean worker process takes over", stuck, most)
             self.drain()
+
+
+def _interrupt(held: Held, kind: type[BaseException]) -> None:
+    """Raise kind inside the job's code if it still runs (the caller holds held.lock)."""
+    if held.running and held.interrupt is not None:
+        held.interrupted = True
+        held.interrupt(kind)

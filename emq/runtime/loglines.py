@@ -5,12 +5,16 @@ records and writes the lines meant for a plain ``StreamHandler`` in one write. `
 makes the batch's records as copies of one template record (LogRecord's own set-up, the caller's
 frame, the time: once a batch, not once a line), each with its args and job fields. The stock
 ``Formatter`` formats each line; any other handler (a subclass, JSON lines) gets the records one by one.
+A plain ``StreamHandler`` whose format shows none of what differs between the lines but the message
+(emq's own: time, level, logger, message) gets its lines without a record each (``_lines``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+
+from .logs import JobContextFilter
 
 # A row of handle_alike: the record's args, and its (job_id, job_name, queue, attempt).
 Row = tuple[tuple, tuple]  # the job fields in logs.FIELDS order
@@ -37,9 +41,22 @@ def handle_all(logger: logging.Logger, records: list[logging.LogRecord]) -> None
 
 
 def handle_alike(logger: logging.Logger, template: logging.LogRecord, rows: Sequence[Row]) -> None:
-    """``handle_all`` of copies of template, each with a row's args and job fields (``alike``)."""
-    if not logger.disabled and rows:
+    """``handle_all`` of copies of template, each with a row's args and job fields (``alike``); the
+    records are made only for a handler that needs them (``_lines``: a plain one does not)."""
+    if logger.disabled or not rows:
+        return
+    handlers, found = _chain(logger, template.levelno)
+    if logger.filters or not found:  # the logger's filters see each record; the last resort's rules apply
         handle_all(logger, alike(template, rows))
+        return
+    records = None
+    for handler in handlers:
+        if (text := _lines(handler, template, rows)) is not None:
+            _write(handler, text, template)
+            continue
+        if records is None:
+            records = alike(template, rows)
+        _hand(handler, records)
 
 
 def alike(template: logging.LogRecord, rows: Sequence[Row]) -> list[logging.LogRecord]:
@@ -53,6 +70,47 @@ def alike(template: logging.LogRecord, rows: Sequence[Row]) -> list[logging.LogR
         values["job_id"], values["job_name"], values["queue"], values["attempt"] = job_id, job_name, queue, attempt
         records.append(record)
     return records
+
+
+def _lines(handler: logging.Handler, template: logging.LogRecord, rows: Sequence[Row]) -> str | None:
+    """The rows' lines as a stock ``StreamHandler`` with the stock ``Formatter`` writes their records, made
+    from one formatted frame; None when a record each is needed (another handler, formatter or filter
+    than ``JobContextFilter``, which passes a record that has the job fields, or a format that shows
+    a field that differs between the lines other than the message: ``_frame``)."""
+    if type(handler) is not logging.StreamHandler or any(type(f) is not JobContextFilter for f in handler.filters):
+        return None
+    fmt = handler.formatter or logging._defaultFormatter  # type: ignore[attr-defined]
+    if type(fmt) is not logging.Formatter or (frame := _frame(fmt, template)) is None:
+        return None
+    head, tail = frame
+    msg, tail = str(template.msg), tail + handler.terminator
+    return "".join([head + (msg % args if args else msg) + tail for args, _ in rows])
+
+
+_MARK = "\x00emq-message\x00"
+# Two rows that differ in every field a line's record has of its own but its message.
+_PROBES = (((0,), ("", "", "", 0)), ((1,), ("a", "b", "c", 1)))
+
+
+def _frame(fmt: logging.Formatter, template: logging.LogRecord) -> tuple[str, str] | None:
+    """The text around the message in each line fmt formats from template's copies (what ``Formatter.format``
+    makes of a record without exception or stack), or None when it shows more than the message of them:
+    two probe records that differ in args and job fields must format alike, the message once in each."""
+    try:
+        asctime = fmt.formatTime(template, fmt.datefmt) if fmt.usesTime() else None
+        texts = set()
+        for record in alike(template, _PROBES):
+            record.message = _MARK
+            if asctime is not None:
+                record.asctime = asctime
+            texts.add(fmt.formatMessage(record))
+    except Exception:  # a format these probes cannot fill (a field of another type): a record each
+        return None
+    text = texts.pop()
+    if texts or text.count(_MARK) != 1:
+        return None
+    head, tail = text.split(_MARK)
+    return head, tail
 
 
 def _chain(logger: logging.Logger, level: int) -> tuple[list[logging.Handler], bool]:

@@ -9,6 +9,7 @@ worker pays a context variable and two dictionary lookups per attempt.
 from __future__ import annotations
 
 import logging
+import sys
 from contextvars import Token
 from typing import Any
 
@@ -37,6 +38,8 @@ def begin(queue: str, job: Claimed) -> Attempt | Token:
     Returns what ``end`` takes: the log context's token alone when no span or Sentry scope opened
     (an Attempt a job would be most of a plain worker's cost here)."""
     token = logs.current.set((job.id, job.name, queue, job.token))
+    if _plain():
+        return token
     attempt = None
     cm = tracing.consumer(queue, job)
     if cm is not None:
@@ -51,6 +54,14 @@ def begin(queue: str, job: Claimed) -> Attempt | Token:
             if isinstance(err, Exception):
                 log.error("job_started receiver %r failed: %s", receiver, err, exc_info=err)
     return token if attempt is None else attempt
+
+
+def _plain(modules: dict = sys.modules) -> bool:
+    """No tracer provider set (what ``tracing._trace`` looks at first), Sentry not imported, no job_started
+    receiver: nothing but the log context to open (lookups here, not the three calls that find it out)."""
+    trace = modules.get("opentelemetry.trace")
+    return ((trace is None or (getattr(trace, "_TRACER_PROVIDER", False) is None and not tracing.ENV_PROVIDER))
+            and "sentry_sdk" not in modules and not signals.job_started.receivers)
 
 
 def end(attempt: Attempt | Token, outcome: Outcome) -> None:

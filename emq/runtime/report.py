@@ -57,7 +57,8 @@ def say(unsaid: Unsaid) -> None:
     The lines differ only in their arguments and job fields, so they go as one template record and a
     row each (``loglines.handle_alike``): each line's record is a copy of the template's attributes, so
     the logger's search of the caller's frame and LogRecord's own set-up (source path, thread, process,
-    time) are made once a batch, not once a line; a plain stream handler gets the lines in one write.
+    time) are made once a batch, not once a line; a plain stream handler gets the lines in one write,
+    made from one formatted frame around each message (no record a line).
     """
     if not unsaid:
         return

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.encoding import dumps
-from ..core.frozen import built
+from ..core.frozen import _new, _set
 from ..core.records import Claimed, Outcome
 from ..jobs import Flag, JobContext, JobFunction, Options, lookup
 from ..jobs.context import current
@@ -52,8 +52,10 @@ def _call(fn: JobFunction, queue: str, job: Claimed, stop: Flag | None, sink: An
 
 def _completed(job: Claimed, result: Any) -> Outcome:
     """The outcome of an attempt that returned result (``built``: one a job, on the slot's thread)."""
-    return built(Outcome, {"id": job.id, "token": job.token, "outcome": "completed",
-                           "value": "null" if result is None else dumps(result), "retry_ms": 0, "exc": None})
+    outcome = _new(Outcome)  # frozen.built, inline
+    _set(outcome, "__dict__", {"id": job.id, "token": job.token, "outcome": "completed",
+                               "value": "null" if result is None else dumps(result), "retry_ms": 0, "exc": None})
+    return outcome
 
 
 def _options(name: str) -> Options | None:

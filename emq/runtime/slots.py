@@ -121,11 +121,14 @@ class Slots:
     def _run(self) -> None:
         me = threading.current_thread()
         interrupt = functools.partial(raise_in, me)  # one per thread, not per job
+        serving: list[Held | None] = [None]  # the job this thread serves, for its leave(): one a thread, not a job
+        leave = functools.partial(_leave, self.deadlines, serving)
         lock = threading.Lock()
         lock.acquire()  # held while awake: an idle thread blocks on it until a _wake releases it
         while (held := self._take(lock)) is not None:
             try:
-                self._serve(held, me, interrupt)
+                serving[0] = held
+                self._serve(held, me, interrupt, leave)
             except BaseException:  # a second limit raised past the first: the watchdog reported it
                 pass
             if held.stopped is not None:  # retired: a fresh thread already has this slot
@@ -134,22 +137,23 @@ class Slots:
                         self.threads.remove(me)
                 return
 
-    def _serve(self, held: Held, me: threading.Thread, interrupt: Callable[[type[BaseException]], bool]) -> None:
+    def _serve(self, held: Held, me: threading.Thread, interrupt: Callable[[type[BaseException]], bool],
+               leave: Callable[[], None]) -> None:
+        """Run held's job; report its outcome unless a limit or a cancel stopped it first (``Deadlines.stop``
+        marks it ``stopped``; once ``leave`` settled it, nothing does)."""
         if held.stopped is not None:
             return  # cancelled before it started: its outcome is reported, this thread is retired
         held.thread = me
         self.deadlines.enter(held, interrupt)
-        mine: bool | None = None  # whether this thread reports the outcome (None: leave() not reached)
-
-        def left() -> None:
-            nonlocal mine
-            mine = self.deadlines.leave(held)
-
         try:
-            outcome = runner.execute(held.queue.name, held.job, held.stop, left, held)
+            outcome = runner.execute(held.queue.name, held.job, held.stop, leave, held)
         except BaseException as exc:  # a limit raised around the job's own handler
             outcome = runner.failed(held.job, exc)
-            if mine is None:
-                left()
-        if mine:
+            if held.running:  # leave() not reached
+                self.deadlines.leave(held)
+        if held.stopped is None:
             self.report(held, outcome)
+
+
+def _leave(deadlines: Deadlines, serving: list[Held | None]) -> None:
+    deadlines.leave(serving[0])  # type: ignore[arg-type]

@@ -119,10 +119,10 @@ class Worker:
         if self.stopping is not None:
             self._say()
             return self._stop_pass()
-        if claimed:
-            return False  # its outcomes come soon: the next round trip says the lines held back
+        if claimed and self._free() > 0:
+            return False  # room left: claim again at once (the next round trip says the lines held back)
         self._say()  # no round trip ahead to hide them behind: say them before any wait
-        if self._free() <= 0:
+        if self._free() <= 0:  # every slot busy (a claim that filled them waits at once, not after an empty pass)
             self.signal.wait(RECHECK)
             return False
         if self.running == 0 and self.burst and self._drained():
@@ -168,7 +168,7 @@ class Worker:
         out = self.outbox.arrived()
         if out:
             self.running -= len(out)
-            self.running_async -= sum(held.is_async for held, _ in out)
+            self.running_async -= sum(held.is_async for held, _ in out) if self.running_async else 0
             self.leases.drop_all([held for held, _ in out])
         return out
 
