@@ -121,7 +121,9 @@ local function rate_log(g, c, member, now)
   redis.call('PEXPIRE', ns .. 'rlog:' .. g, c[2])
 end
 local function rate_note(group, id, token, now)
-  local mine, queue = rate_spec(group), rate_spec('')
+  local mine, queue = RATES[group], RATES['']
+  if mine == false and queue == false then return end  -- the usual group of a limited queue: no call
+  mine, queue = rate_spec(group), rate_spec('')
   if not (mine or queue) then return end
   local member = id .. ':' .. token
   if mine then rate_log(group, mine, member, now) end

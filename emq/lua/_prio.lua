@@ -14,14 +14,19 @@
 local PMARK = '\0p'
 local PRIO = {}  -- this call's reads: group -> in priority mode; [''] = whether any group is
 
--- Whether a group's ready jobs go through its priority zset (one EXISTS a call, then a SISMEMBER a group).
-local function prio_on(group)
+-- Whether any group of the queue is in priority mode (one EXISTS a call).
+local function prio_any()
   local any = PRIO['']
   if any == nil then
     any = redis.call('EXISTS', ns .. 'prio') == 1
     PRIO[''] = any
   end
-  if not any then return false end
+  return any
+end
+
+-- Whether a group's ready jobs go through its priority zset (prio_any, then a SISMEMBER a group).
+local function prio_on(group)
+  if not prio_any() then return false end
   local on = PRIO[group]
   if on == nil then
     on = redis.call('SISMEMBER', ns .. 'prio', group) == 1
