@@ -108,7 +108,7 @@ local function lease_one(id, group, capped)
   end
   first_expiry = math.min(first_expiry, expiry)
   got = got + 1
-  if limited then rate_note(group, id, token, now) end
+  if limited and (RATES[group] ~= false or RATES[''] ~= false) then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o = #out
   out[o + 1] = id; out[o + 2] = token; out[o + 3] = f[2]; out[o + 4] = f[3] or DEFAULT.args
