@@ -75,7 +75,7 @@ local function prefetch(groups)
     local caps = redis.call('HMGET', ns .. 'caps', unpack(groups))
     for i, group in ipairs(groups) do CAPS[group] = tonumber(caps[i] or '') or false end
   end
-  if limited then rate_prefetch(groups) end
+  if limited then rate_prefetch(groups, has_caps) end  -- with caps every group is visited: remember all
 end
 
 local function lease_one(id, group, capped)
@@ -108,7 +108,7 @@ local function lease_one(id, group, capped)
   end
   first_expiry = math.min(first_expiry, expiry)
   got = got + 1
-  if limited and (RATES[group] ~= false or RATES[''] ~= false) then rate_note(group, id, token, now) end
+  if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o = #out
   out[o + 1] = id; out[o + 2] = token; out[o + 3] = f[2]; out[o + 4] = f[3] or DEFAULT.args
@@ -162,7 +162,7 @@ end
 -- never rotated one by one. The groups that stay move to the tail in that order and those that
 -- leave are cut, with one LTRIM and one RPUSH at the turn's end (none when every group stayed).
 -- A plain group not alone on the ring (no cap in the queue; in a limited one no limit of its own,
--- nor "*", and no hold: prefetched RATES false, HOLDAT false or unread) takes its turn inline, the
+-- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) takes its turn inline, the
 -- usual turn of a queue of many small groups: visit(group, false) and pop without their room and
 -- rate bookkeeping (a Lua call costs ~500 instructions here; three of them were ~4 % of a claim).
 -- Same effect: lease the spare or the lane's head, look one id ahead for the spare (a lane that
@@ -178,7 +178,7 @@ local function turn()
     at, seen = at + 1, seen + 1
     local group = chunk[at]
     local alone, stays = seen == len and #keep == 0, false
-    if not alone and not has_caps and (not limited or (RATES[group] == false and not HOLDAT[group])) then
+    if not alone and not has_caps and (not limited or not (RATES[group] or HOLDAT[group])) then
       local k, s = 2, spare[group]
       if s then
         spare[group], k = nil, 1
