@@ -12,9 +12,9 @@ import emq
 from emq.core.connection import get_client
 from emq.core.engine import Queue
 from emq.runtime.worker import Worker
+from emq.testing import check_invariants, walk_counts
 from tests import jobs
 from tests.fleet import fleet_for
-from emq.testing import check_invariants, walk_counts
 from tests.procs import server_ms, wait_for
 
 

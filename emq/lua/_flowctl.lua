@@ -160,7 +160,7 @@ local function rate_release(now, limit)
     HOLDAT[group] = false
     if group == '' then
       woke = true
-    elseif redis.call('SREM', ns .. 'rout', group) == 1 and redis.call('EXISTS', ns .. 'lane:' .. group) == 1
+    elseif redis.call('SREM', ns .. 'rout', group) == 1 and lane_exists(group)
         and not off_ring(group) then
       ring_join(group)  -- _counters.lua: the ring's membership set
       woke = true

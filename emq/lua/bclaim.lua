@@ -22,7 +22,9 @@
   A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
   not numbers, group not its lane's, a state other than ready) is checked before any write to it
   and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
-  Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, ring, ring:in, counters, recount:seen, lanes,
+  A group whose one ready job is a solo (_counters.lua) has it read with its chunk (one HMGET) and dropped at
+  the end (one HDEL for all): no list key a lone group to pop and delete.
+  Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, solo, ring, ring:in, counters, recount:seen, lanes,
            caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
            group, due_ms, meta, timeout}
@@ -37,6 +39,7 @@ local out = {now}
 local got, leases, held, taken = 0, {}, {}, {}  -- taken: group -> leases this call took under its cap
 local dropped, drained = {}, {}  -- groups that left the ring this call; of them, those whose lane emptied
 local spare = {}  -- group -> the id popped ahead of its turn (pop)
+local solos, gone = nil, {}  -- whether the queue has solos (read once); the groups whose solo this call took
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
@@ -69,13 +72,17 @@ local function room(group)
 end
 
 -- Read the caps and rate limits of the groups about to be visited in one command each, not one a group.
+-- Returns their solo ids (_counters.lua) by position (false: none), or nil when the queue has no solo.
+-- A group with a solo is visited once a call: it leaves the ring as its one job is taken, or for want of room.
 local function prefetch(groups)
-  if #groups == 0 then return end
+  if solos == nil then solos = redis.call('EXISTS', ns .. 'solo') == 1 end
+  local ids = solos and redis.call('HMGET', ns .. 'solo', unpack(groups)) or nil
   if has_caps then
     local caps = redis.call('HMGET', ns .. 'caps', unpack(groups))
     for i, group in ipairs(groups) do CAPS[group] = tonumber(caps[i] or '') or false end
   end
   if limited then rate_prefetch(groups, has_caps) end  -- with caps every group is visited: remember all
+  return ids
 end
 
 local function lease_one(id, group, capped)
@@ -122,7 +129,13 @@ end
 -- whether the lane is empty now. A pop asks for one id more than it needs: a lane that answers fewer
 -- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
 -- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
-local function pop(group, n, capped)
+local function pop(group, n, capped, solo)
+  if solo then  -- the group's only ready job, no list (a group with a solo has no spare)
+    gone[#gone + 1] = group
+    ready_batch(group, -1)
+    lease_one(solo, group, capped)
+    return 1, true
+  end
   local used, s = 0, spare[group]
   if s then
     spare[group] = nil
@@ -141,7 +154,7 @@ end
 
 -- A group's turn: take one job (all it may when alone on the ring); false when it leaves the ring:
 -- its lane is empty (then it leaves the lane set too), or its cap or rate limit has no more room.
-local function visit(group, alone)
+local function visit(group, alone, solo)
   local take = alone and want - got or 1
   local r = has_caps and room(group)
   local capped = r ~= nil and r ~= false
@@ -149,7 +162,7 @@ local function visit(group, alone)
   if rr and (not r or rr < r) then r = rr end
   if r and r < take then take = math.max(r, 0) end
   local popped, empty = 0, false
-  if take > 0 then popped, empty = pop(group, take, capped) end
+  if take > 0 then popped, empty = pop(group, take, capped, solo) end
   if rr and rr - popped <= 0 then rate_exhausted(group) end
   if empty then
     drained[#drained + 1] = group
@@ -168,31 +181,37 @@ end
 -- Same effect: lease the spare or the lane's head, look one id ahead for the spare (a lane that
 -- answers fewer is empty: it leaves the ring and the lane set), count the ready ids that left.
 local function turn()
-  local len, seen, keep, chunk, at = ringlen, 0, {}, {}, 0
+  local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
     if at == #chunk then
       chunk, at = redis.call('LRANGE', ring, seen, seen + want - got - 1), 0
       if #chunk == 0 then break end
-      prefetch(chunk)
+      solo = prefetch(chunk)
     end
     at, seen = at + 1, seen + 1
     local group = chunk[at]
-    local alone, stays = seen == len and #keep == 0, false
+    local alone, stays, sid = seen == len and #keep == 0, false, solo and solo[at]
     if not alone and not has_caps and (not limited or not (RATES[group] or HOLDAT[group])) then
-      local k, s = 2, spare[group]
-      if s then
-        spare[group], k = nil, 1
-        lease_one(s, group, false)
+      if sid then  -- as pop's: the group's only ready job
+        gone[#gone + 1], drained[#drained + 1] = group, group
+        if counters_mode == 'exact' then ready_pending = ready_pending - 1 else ready_batch(group, -1) end
+        lease_one(sid, group, false)
+      else
+        local k, s = 2, spare[group]
+        if s then
+          spare[group], k = nil, 1
+          lease_one(s, group, false)
+        end
+        local more = redis.call('LPOP', ns .. 'lane:' .. group, k)
+        local m = more and #more or 0
+        -- ready_batch inlined (_counters.lua): exact counters sum the deltas up for ready_settle.
+        if counters_mode == 'exact' then ready_pending = ready_pending - m elseif m > 0 then ready_batch(group, -m) end
+        stays = m == k
+        if stays then spare[group], m = more[m], m - 1 else drained[#drained + 1] = group end
+        for i = 1, m do lease_one(more[i], group, false) end
       end
-      local more = redis.call('LPOP', ns .. 'lane:' .. group, k)
-      local m = more and #more or 0
-      -- ready_batch inlined (_counters.lua): exact counters sum the deltas up for ready_settle.
-      if counters_mode == 'exact' then ready_pending = ready_pending - m elseif m > 0 then ready_batch(group, -m) end
-      stays = m == k
-      if stays then spare[group], m = more[m], m - 1 else drained[#drained + 1] = group end
-      for i = 1, m do lease_one(more[i], group, false) end
     else
-      stays = visit(group, alone)
+      stays = visit(group, alone, sid)
     end
     if stays then keep[#keep + 1] = group else dropped[#dropped + 1] = group end
   end
@@ -222,6 +241,7 @@ for group, id in pairs(spare) do
   redis.call('LPUSH', ns .. 'lane:' .. group, id)
   ready_batch(group, 1)
 end
+each_chunk(gone, function(groups) redis.call('HDEL', ns .. 'solo', unpack(groups)) end)
 each_chunk(dropped, function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
 each_chunk(drained, function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
 if #drained > 0 and prio_any() then for _, group in ipairs(drained) do prio_drained(group) end end
