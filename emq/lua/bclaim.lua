@@ -9,8 +9,9 @@
   group's next turn or goes back to the lane's head. A lane found empty (its last job claimed,
   or a cancel emptied it) or with no room left under its cap or rate limit leaves the ring as the
   turn is written (_counters.lua: no scan of the ring); the groups that left the ring and the
-  lane set leave ring:in and lanes in one SREM each, so a job alone in its lane costs one command
-  more than one of a busy lane. Only capped groups count their leases (held, active: one HMGET
+  lane set leave ring:in and lanes in one SREM each. A job alone in its lane as a list costs one
+  command more than one of a busy lane (its LPOP); as a solo (a batch mint's lone job) it costs
+  none: its chunk's solos are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
   and one HSET a batch); an uncapped group's count would decide nothing.
   A paused queue answers nothing (after the idle check; one EXISTS tells a queue with no pause,
   cap, rate limit or hold); paused groups are off the ring already.
