@@ -93,11 +93,11 @@ def run(c, a) -> None:
     per_node = []
     for i, s in enumerate(stats):
         calls = sum(v["calls"] for v in s.values())
-        evals = s.get("cmdstat_evalsha", {}).get("calls", 0)
+        evals = sum(s.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "fcall"))
         mine = [n for n, h in homes.items() if h == i]
         per_node.append(calls / drain_s)
         print(f"node {i} ({', '.join(mine) or 'no partition'}): {calls} commands, {calls / drain_s:.0f}/s "
-              f"({evals} EVALSHA, {evals / drain_s:.0f}/s)")
+              f"({evals} EVALSHA/FCALL, {evals / drain_s:.0f}/s)")
     mean = sum(per_node) / len(per_node)
     print("commands/s per node against their mean: "
           + ", ".join(f"{100 * (x / mean - 1):+.1f} %" for x in per_node) + " (goal: within ±20 %)")

@@ -60,8 +60,8 @@ def server_usec(client, run) -> tuple[float, int]:
     client.config_resetstat()
     run()
     stats = client.info("commandstats")
-    usec = sum(int(stats.get(f"cmdstat_{c}", {}).get("usec", 0)) for c in ("evalsha", "eval"))
-    calls = sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("evalsha", "eval"))
+    usec = sum(int(stats.get(f"cmdstat_{c}", {}).get("usec", 0)) for c in ("evalsha", "eval", "fcall"))
+    calls = sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("evalsha", "eval", "fcall"))
     return usec, calls
 
 

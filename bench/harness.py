@@ -181,7 +181,7 @@ def commandstats(ctx: Ctx) -> dict[str, int]:
 def script_usec(ctx: Ctx) -> int:
     """Server microseconds spent in scripts (commands they call included) since the last reset."""
     stats = ctx.client.info("commandstats")
-    return sum(int(stats.get(f"cmdstat_{c}", {}).get("usec", 0)) for c in ("evalsha", "eval"))
+    return sum(int(stats.get(f"cmdstat_{c}", {}).get("usec", 0)) for c in ("evalsha", "eval", "fcall"))
 
 
 def server_cpu(ctx: Ctx) -> float:

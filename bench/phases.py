@@ -143,7 +143,7 @@ def _drain_once(ctx: Ctx, n: int, processes: int, label: str, concurrency: int =
     own, so none of the server's time is in it; it is the Python side's whole cost per job
     (claim, run, finish, renewals, its Pump). On a private server, ``server_cpu_usec_per_job`` is
     Valkey's CPU over the drain (INFO cpu) and ``server_script_usec_per_job`` its time inside
-    scripts (INFO commandstats, EVALSHA usec: claim, finish, the Pump's ticks).
+    scripts (INFO commandstats, EVALSHA and FCALL usec: claim, finish, the Pump's ticks).
     """
     queue = _queue("drain")
     jobs.noop.using(queue=queue).enqueue_many([((), {})] * n)

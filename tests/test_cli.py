@@ -254,3 +254,21 @@ def test_pause_and_cancel_from_a_shell(emq_env):
     out, err = bad.communicate(timeout=60)
     assert bad.returncode == 1 and err.strip().splitlines() == ["CommandError: 1 of 2 job(s) not cancelled"]
     assert emq.get_job(ref.id).state == "cancelled"
+
+
+def test_functions_lists_this_versions_libraries_and_prune_deletes_only_others(emq_env, client):
+    """Each emq version leaves its own function libraries on the server; --prune keeps this version's."""
+    old = "emq_bclaim_0000000000000000"  # as an earlier version of the claim would have named its library
+    client.execute_command("FUNCTION", "LOAD", "REPLACE",
+                           f"#!lua name={old}\nredis.register_function('{old}', function() return 1 end)")
+    jobs.add.enqueue(1, 2)
+    assert len(Queue("default").bclaim(1, "w")) == 1  # loads this version's claim where it runs
+    rows = as_json("functions")["libraries"]
+    assert {"this", "other"} <= {r["version"] for r in rows}
+    assert all(r["version"] == "other" for r in rows if r["library"] == old)
+    out, _ = emq_cmd("functions", "--prune")
+    assert "deleted" in out
+    left = as_json("functions")["libraries"]
+    assert left and all(r["version"] == "this" for r in left)
+    jobs.add.enqueue(3, 4)
+    assert len(Queue("default").bclaim(1, "w")) == 1  # this version's claim still runs

@@ -46,6 +46,15 @@ def test_a_due_time_in_the_past_means_ready_now(emq_env):
     assert emq.get_job(jobs.add.enqueue_in(-5, 1, 1).id).state == "ready"
 
 
+def test_enqueue_at_a_time_between_two_milliseconds_is_due_at_the_later_one(emq_env, client):
+    """The server keeps whole ms: a due time rounded down would let the job start before the time asked for."""
+    at = datetime(2030, 1, 1, 12, 0, 0, 400, tzinfo=ZoneInfo("UTC"))  # 0.4 ms past a whole ms
+    ref = jobs.add.enqueue_at(at, 1, 2)
+    whole_ms = int(datetime(2030, 1, 1, 12, 0, tzinfo=ZoneInfo("UTC")).timestamp()) * 1000
+    assert client.zscore(Queue("default").keys.scheduled, ref.id) == whole_ms + 1
+    assert emq.get_job(ref.id).due >= at
+
+
 def test_enqueue_at_and_in_work_after_using(emq_env):
     at = datetime.now(ZoneInfo("UTC")) + timedelta(hours=1)
     ref = jobs.add.using(queue="mail", group="g1", job_id="later-1").enqueue_at(at, 1, 2)

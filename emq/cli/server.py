@@ -1,12 +1,13 @@
-"""``manage.py emq server start|stop|status``: the embedded Valkey that ``make run`` starts.
+"""``manage.py emq server start|stop|status``: the embedded Valkey that ``make run`` starts; and
+``manage.py emq functions [--prune]``: the function libraries each emq version leaves on the server.
 
 Only the embedded server is emq's to start and stop; with EMQ_URL set, this says so and refuses.
 """
 
 from __future__ import annotations
 
-from ..core import config, embedded
-from ..core.connection import data_dir, mask
+from ..core import config, embedded, libraries
+from ..core.connection import data_dir, get_client, mask
 from .registry import IO, Arg, Options, Result, subcommand
 
 
@@ -28,3 +29,16 @@ def server(opts: Options, io: IO) -> Result:
     found = embedded.running(folder)
     said = f"embedded Valkey runs at {found} (data in {folder})" if found else f"no embedded Valkey runs in {folder}"
     return Result({"url": found, "folder": str(folder)}, lines=[said], ok=bool(found), failure="not running")
+
+
+@subcommand("functions", "List emq's Valkey Function libraries on each primary (one a version of the claim and "
+            "the finish); --prune deletes other versions' once none of their workers runs.",
+            Arg("--prune", action="store_true", help="delete every library that is not this version's"))
+def functions(opts: Options, io: IO) -> Result:
+    client = get_client()
+    rows = libraries.prune(client) if opts["prune"] else libraries.listed(client)
+    for row in rows:
+        row["version"] = "this" if row.pop("current") else "other"
+    gone = sum(1 for r in rows if r.get("deleted"))
+    said = f"deleted {gone} of {len(rows)} libraries" if opts["prune"] else f"{len(rows)} libraries"
+    return Result({"libraries": rows, "deleted": gone}, rows=rows, lines=[said])

@@ -3,7 +3,7 @@
 Valkey acknowledges a write once it is in memory; the AOF reaches the disk up to a second later
 and a replica a moment later, so a crash or a failover in between loses an acknowledged job. With
 EMQ_DURABLE set, each pipelined round trip of mint scripts ends with one more command on the
-same connection (``scripts.run_fenced``; WAIT and WAITAOF count only their own connection's
+same connection (``fenced.run``; WAIT and WAITAOF count only their own connection's
 writes): a bulk enqueue of 10,000 jobs waits once, not per job.
 
 * ``"fsync"``: ``WAITAOF 1 0 <ms>``, the writes are in the server's AOF on its disk. Needs

@@ -14,7 +14,9 @@ migrated refuses the script before it runs (ASK, then TRYAGAIN on the target) in
 running it against half the queue's keys; ``run`` retries such refusals with a short backoff
 until the migration ends. A refused script did nothing, so the retry is safe.
 
-``run_fenced`` closes each pipelined round trip with one more command on the same connection
+The worker's claim and finish run as Valkey Functions (FCALL, ``functions.py``): loaded once on the
+node that serves the queue's slot, on "Function not found", as a script is on NOSCRIPT.
+``fenced.run`` closes each pipelined round trip with one more command on the same connection
 (WAIT / WAITAOF for EMQ_DURABLE, which count only their own connection's writes).
 """
 
@@ -32,7 +34,7 @@ from typing import Any
 import redis
 from redis.exceptions import AskError, ClusterError, MovedError, NoScriptError, TryAgainError
 
-from . import config
+from . import config, functions
 from .keys import guard
 from .shake import shaken
 from .wire import exchange as _exchange
@@ -53,11 +55,20 @@ RETRY_FOR = 30.0
 
 @dataclass(frozen=True)
 class Script:
-    """One operation: its name, full source (prelude included) and SHA1."""
+    """One operation: its name, full source (prelude included) and SHA1; for one of
+    ``functions.FUNCTIONS``, its FCALL name and library source too."""
 
     name: str
     source: str
     sha: str
+    function: str = ""  # "": run by EVALSHA
+    library: str = ""
+
+    def command(self, keys: Sequence[str], args: Sequence[Any]) -> tuple[Any, ...]:
+        """The command that runs it: FCALL for a function, else EVALSHA."""
+        if self.function:
+            return ("FCALL", self.function, len(keys), *keys, *args)
+        return ("EVALSHA", self.sha, len(keys), *keys, *args)
 
 
 @functools.cache
@@ -66,8 +77,13 @@ def script(name: str, events_max: int = 0) -> Script:
     body = (LUA_DIR / f"{name}.lua").read_text()
     parts = [f"local EVENTS_MAX = {int(events_max)}"]
     parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES]
-    source = "\n".join([shaken("\n".join(parts), body), body])
-    return Script(name, source, hashlib.sha1(source.encode()).hexdigest())
+    preludes = shaken("\n".join(parts), body)
+    source = "\n".join([preludes, body])
+    sha = hashlib.sha1(source.encode()).hexdigest()
+    if name not in functions.FUNCTIONS:
+        return Script(name, source, sha)
+    function = functions.name_of(name, sha)
+    return Script(name, source, sha, function, functions.library(function, preludes, body))
 
 
 def current(name: str) -> Script:
@@ -101,26 +117,50 @@ def run(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any
         try:
             return _once(client, s, full, args)
         except REFUSED as exc:
-            if time.monotonic() + pause > deadline or not _refusal(exc):
+            if time.monotonic() + pause > deadline or not refusal(exc):
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
 
 
 def _once(client: Any, s: Script, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    if s.function:
+        try:
+            return _fcall(client, s, keys, args)
+        except redis.ResponseError as exc:
+            if not functions.missing(exc):
+                raise
+        load(client, s, keys[0])
+        return _fcall(client, s, keys, args)
     try:
         return client.evalsha(s.sha, len(keys), *keys, *args)
     except NoScriptError:
         return client.eval(s.source, len(keys), *keys, *args)
 
 
-def _refusal(exc: Exception) -> bool:
+def _fcall(client: Any, s: Script, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    """FCALL on a plain client, or on a cluster's node for the slot (redis-py follows its redirects, as
+    for EVALSHA; left to find the node itself it would ask a node for FCALL's keys first)."""
+    if isinstance(client, redis.RedisCluster):
+        return client.execute_command(*s.command(keys, args), target_nodes=client.get_node_from_key(keys[0]))
+    return client.execute_command(*s.command(keys, args))
+
+
+def load(client: Any, s: Script, key: str) -> None:
+    """FUNCTION LOAD a function's library on the node that serves key's slot."""
+    reply = on_owner(client, key, [("FUNCTION", "LOAD", s.library)])[0]
+    if not functions.loaded(reply):
+        raise reply
+
+
+def refusal(exc: Exception) -> bool:
     return not isinstance(exc, ClusterError) or "TTL exhausted" in str(exc)
 
 
 def _again(reply: Any) -> bool:
     """Whether a script's reply says it did not run and may simply run again (missing, or its slot moving)."""
-    return isinstance(reply, NoScriptError) or (isinstance(reply, REFUSED) and _refusal(reply))
+    missing = isinstance(reply, NoScriptError) or functions.missing(reply)
+    return missing or (isinstance(reply, REFUSED) and refusal(reply))
 
 
 def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
@@ -141,7 +181,7 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
             # left to itself, the pipeline asks its default node where each EVALSHA goes (COMMAND GETKEYS,
             # one more round trip each), and fails for as long as that node is down (a failover).
             node = client.get_node_from_key(full[0])
-            pipe.execute_command("EVALSHA", current(name).sha, len(full), *full, *args, target_nodes=node)
+            pipe.execute_command(*current(name).command(full, args), target_nodes=node)
         if meanwhile is not None:
             meanwhile()
         replies = pipe.execute(raise_on_error=False)
@@ -172,7 +212,7 @@ def run_stream(client: Any, calls: Iterable[tuple[str, Sequence[str], Sequence[A
             if failed:
                 return
             full = declared(keys)
-            yield ("EVALSHA", current(name).sha, len(full), *full, *args)
+            yield current(name).command(full, args)
 
     def read(reply: Any) -> None:
         if not isinstance(reply, Exception):
@@ -204,8 +244,8 @@ def run_one(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) ->
     if not isinstance(client, redis.Redis):
         return run_many(client, [(name, keys, args)])[0]
     full = declared(keys)
-    reply = _exchange(client, [("EVALSHA", current(name).sha, len(full), *full, *args)])[0]
-    if isinstance(reply, NoScriptError):
+    reply = _exchange(client, [current(name).command(full, args)])[0]
+    if isinstance(reply, NoScriptError) or functions.missing(reply):
         return run(client, name, keys, args)
     if isinstance(reply, Exception):
         raise reply
@@ -219,73 +259,22 @@ def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequen
     commands = []
     for name, keys, args in calls:
         full = declared(keys)
-        commands.append(("EVALSHA", current(name).sha, len(full), *full, *args))
+        commands.append(current(name).command(full, args))
     return _exchange(client, commands, meanwhile)
 
 
-def run_fenced(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
-               fence: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    """Run scripts of one slot in pipelined round trips, each closed by ``fence`` on its connection.
-
-    Returns the scripts' replies and the fence's replies (error replies as exceptions): every
-    script reply is covered by one fence reply. A script refused (slot moving) or unknown to
-    the server is sent again in a later round trip, with a fence of its own; anything else
-    raises. On a cluster the round trip goes to the slot's primary directly, so no redirect
-    can move a script to a connection the fence does not cover.
-    """
-    replies: dict[int, Any] = {}
-    fences: list[Any] = []
-    pending, source = list(range(len(calls))), set()
-    deadline, pause = time.monotonic() + RETRY_FOR, 0.005
-    while pending:
-        commands = [_command(calls[i], i in source) for i in pending]
-        *answers, fenced = _exchange_on_owner(client, calls[pending[0]][1][0], [*commands, tuple(fence)])
-        fences.append(fenced)
-        refused = _sort(dict(zip(pending, answers, strict=True)), replies, source)
-        if refused:
-            if time.monotonic() + pause > deadline:
-                raise ClusterError(f"{len(refused)} scripts still refused after {RETRY_FOR} s: the slot never settled")
-            _refresh(client)
-            time.sleep(pause)
-            pause = min(pause * 2, 0.1)
-        pending = [i for i in pending if i not in replies]
-    return [replies[i] for i in range(len(calls))], fences
-
-
-def _sort(answers: dict[int, Any], replies: dict[int, Any], source: set[int]) -> list[int]:
-    """File each answer: a reply, a script to send as source next time, or a refusal (returned)."""
-    refused = []
-    for i, answer in answers.items():
-        if isinstance(answer, NoScriptError):
-            source.add(i)  # sent as source next time: a promoted replica starts with an empty script cache
-        elif isinstance(answer, REFUSED) and _refusal(answer):
-            refused.append(i)
-        elif isinstance(answer, Exception):
-            raise answer
-        else:
-            replies[i] = answer
-    return refused
-
-
-def _command(call: tuple[str, Sequence[str], Sequence[Any]], by_source: bool) -> tuple[Any, ...]:
-    name, keys, args = call
-    full = declared(keys)
-    s = current(name)
-    return ("EVAL", s.source, len(full), *full, *args) if by_source else ("EVALSHA", s.sha, len(full), *full, *args)
-
-
-def _exchange_on_owner(client: Any, key: str, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+def on_owner(client: Any, key: str, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
     """``_exchange`` with the node that serves key's slot (the client itself off a cluster)."""
     if not isinstance(client, redis.RedisCluster):
         return _exchange(client, commands)
     try:
         return _exchange(client.get_redis_connection(client.get_node_from_key(key)), commands)
     except (redis.ConnectionError, redis.TimeoutError):
-        _refresh(client)  # the node died: the next call asks the others who serves the slot now
+        refresh(client)  # the node died: the next call asks the others who serves the slot now
         raise
 
 
-def _refresh(client: Any) -> None:
+def refresh(client: Any) -> None:
     """Re-read a cluster's slot map (a slot moved, a node died); best effort, the caller retries or raises."""
     if isinstance(client, redis.RedisCluster):
         with contextlib.suppress(redis.RedisError, redis.exceptions.RedisClusterException):

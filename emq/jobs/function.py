@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -31,6 +31,16 @@ from .plan import new_id
 from .registry import declared, registry
 
 MAX_DELAY = 1000 * 365.25 * 86400  # seconds: any due time stays a date every page and datetime can show
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def ms_up(when: datetime) -> int:
+    """Epoch ms of a due time, rounded up: the server keeps due times in whole ms, and a due time
+    truncated could start the job up to 1 ms before the time asked for."""
+    d = when - _EPOCH  # exact (days, seconds, microseconds), unlike a float timestamp far from 1970
+    return -(-((d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds) // 1000)
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,7 @@ class JobFunction:
                 f"enqueue_at of {self.name} got a naive datetime ({when.isoformat()}); pass an aware one, "
                 "e.g. django.utils.timezone.now() + timedelta(...) or datetime(..., tzinfo=ZoneInfo(...))"
             )
-        return self._mint_one(args, kwargs, f"@{int(when.timestamp() * 1000)}")
+        return self._mint_one(args, kwargs, f"@{ms_up(when)}")
 
     def enqueue_many(self, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
         """Mint many jobs ready now: one round trip per chunk of 1,000, each chunk atomic."""

@@ -97,13 +97,13 @@ local function lease_one(id, group, capped)
     return
   end
   -- Fields a mint left out hold their defaults, due its creation time (_prelude.lua's DEFAULT).
-  local max_attempts = f[6] or DEFAULT.max_attempts
-  local fault = claim_fault(f[2], f[5], f[8], max_attempts, f[12] == group and group)
+  local lease, attempts, max_attempts = f[5], f[8], f[6]
+  local fault, ms = claim_fault(f[2], lease, attempts, max_attempts, f[12] == group and group)
   if fault then return quarantine(key, id, now, fault) end
   if f[13] and string.sub(f[13], 1, 1) == 's' then unique_free(id, f[13]) end  -- unique_until="start"
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
-  local token = tonumber(f[8] or DEFAULT.attempts) + 1
-  local expiry = now + tonumber(f[5])
+  local token = attempts and tonumber(attempts) + 1 or 1  -- a job never claimed stores no attempts (DEFAULT)
+  local expiry = now + ms
   redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
     'worker', worker)
   emit('active', id, token)
@@ -120,7 +120,7 @@ local function lease_one(id, group, capped)
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o = #out
   out[o + 1] = id; out[o + 2] = token; out[o + 3] = f[2]; out[o + 4] = f[3] or DEFAULT.args
-  out[o + 5] = f[4] or DEFAULT.kwargs; out[o + 6] = f[5]; out[o + 7] = max_attempts
+  out[o + 5] = f[4] or DEFAULT.kwargs; out[o + 6] = lease; out[o + 7] = max_attempts or DEFAULT.max_attempts
   out[o + 8] = f[7] or DEFAULT.backoff; out[o + 9] = group; out[o + 10] = f[9] or f[14] or now
   out[o + 11] = f[10] or ''; out[o + 12] = f[11] or DEFAULT.timeout
 end

@@ -13,7 +13,8 @@
                       "ratelimited" (emq.RateLimited: ready again, attempt given back, group held retry_ms) |
                       "corrupt" (dead, reason "corrupt": the worker could not decode the job;
                       value says what was wrong, e.g. "args is not JSON")
-          value       result JSON when completed; error text (first line, then traceback) otherwise
+          value       result JSON when completed (a null result is not stored: readers take it as null);
+                      error text (first line, then traceback) otherwise
           retry_ms    delay before the retry, chosen by the caller's backoff (0 = ready now)
   An item that did not complete and whose job cannot be settled as asked (the retry rule's
   max_attempts or stalled not numbers, group missing: a completion reads none of them) is checked
@@ -94,7 +95,12 @@ for i = 0, n - 1 do
     stale = stale + 1
   elseif outcome == 'completed' then
     freed[#freed + 1] = id
-    redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
+    -- A null result (a job that returns None: most) is left out; every reader takes it as null.
+    if value == 'null' then
+      redis.call('HSET', key, 'state', 'completed', 'finished', now)
+    else
+      redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
+    end
     done[#done + 1] = now
     done[#done + 1] = id
     out[#out + 1] = 'completed'

@@ -36,6 +36,7 @@ from ...core.records import Job
 from ...errors import JobNotFound
 from ...jobs import JobFunction, Options
 from ...jobs import registry as jobs
+from ...jobs.function import ms_up
 from ...jobs.options import FUNCTION_ONLY, Backoff, check
 from ...runtime.signals import job_finished
 from . import bridge
@@ -109,7 +110,7 @@ class EmqBackend(BaseTaskBackend):
         per_call = {k: v for k, v in self._emq_options(task).items()
                     if k not in FUNCTION_ONLY and not (k == "backoff" and callable(v))}
         fn = register_task(task).using(queue=task.queue_name, **per_call)
-        run_after = None if task.run_after is None else int(task.run_after.timestamp() * 1000)
+        run_after = None if task.run_after is None else ms_up(task.run_after)
         spec = fn.spec(args, kwargs, "" if run_after is None else f"@{run_after}")
         ref = fn.mint_now([dataclasses.replace(spec, priority=task.priority, meta=dumps(bridge.meta_of(task)))])[0]
         object.__setattr__(result, "id", ref.id)

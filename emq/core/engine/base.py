@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import config, scripts, topology
+from .. import config, fenced, scripts, topology
 from ..connection import get_client, guard
 
 MAX_BATCH = 1000  # items per script call: bounds Lua's stack and the server's time per call
@@ -58,7 +58,7 @@ class Ops:
     def _run_fenced(self, calls: Sequence[tuple[str, Sequence[Any]]], fence: Sequence[Any]) -> tuple[list, list]:
         """Run several scripts of this queue pipelined, each round trip closed by fence on its connection."""
         with guard():
-            return scripts.run_fenced(self.client, [(name, [self.keys.ns], args) for name, args in calls], fence)
+            return fenced.run(self.client, [(name, [self.keys.ns], args) for name, args in calls], fence)
 
     def _chunked(self, name: str, ids: Sequence[str]) -> list[str]:
         """Run a script that takes one id per argument over chunks of MAX_BATCH ids."""
