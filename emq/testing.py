@@ -32,6 +32,7 @@ except ImportError:  # pytest is optional: the mixin and the helpers work withou
 
 from .core import keys
 from .core.connection import get_client
+from .core.lanes import lane_len, lane_range
 from .core.logical import LogicalQueue
 
 
@@ -126,7 +127,7 @@ def enqueued(job: Any, queue: str | None = None) -> list:
     for q in LogicalQueue(queue).partitions:
         ids = client.zrange(q.keys.scheduled, 0, -1)
         for group in client.smembers(q.keys.lanes):  # a lane in priority mode: markers + a zset (_prio.lua)
-            ids += [i for i in client.lrange(q.keys.lane(group), 0, -1) if i != PMARK]
+            ids += [i for i in lane_range(client, q.keys, group, 0, -1) if i != PMARK]
             ids += client.zrange(q.keys.ns + keys.PLANE + group, 0, -1)
         found += [q.get_job(i) for i in ids]
     return [j for j in found if j.name == name]
@@ -176,10 +177,14 @@ def violations(q: Any) -> list[str]:
     for place in ("scheduled", "leases", "done", "dead", "cancelled", "waiting"):
         for jid in client.zrange(k.fixed(place), 0, -1):
             where.setdefault(jid, []).append(place)
-    lanes = {key[len(k.ns) + len("lane:"):] for key in client.scan_iter(match=_glob(k.ns) + "lane:*", count=1000)}
+    lists = {key[len(k.ns) + len("lane:"):] for key in client.scan_iter(match=_glob(k.ns) + "lane:*", count=1000)}
+    solos = client.hgetall(k.solo)  # group -> its one ready id, no list (emq/core/lanes.py)
+    lanes = lists | set(solos)
     problems = [f"lane {g!r} has work but is not in the lane set" for g in lanes - client.smembers(k.lanes)]
+    problems += [f"lane {g!r} has a solo and a list" for g in lists & set(solos)]
     for group in lanes:  # a lane in priority mode: a marker in the list per member of its zset (_prio.lua)
-        ids, members = client.lrange(k.lane(group), 0, -1), client.zrange(k.ns + keys.PLANE + group, 0, -1)
+        ids = client.lrange(k.lane(group), 0, -1) + ([solos[group]] if group in solos else [])
+        members = client.zrange(k.ns + keys.PLANE + group, 0, -1)
         if ids.count(PMARK) != len(members):
             problems.append(f"lane {group!r} has {ids.count(PMARK)} priority markers for {len(members)} jobs")
         for jid in [j for j in ids if j != PMARK] + members:
@@ -266,7 +271,7 @@ def assert_counts_exact(queue: str) -> None:
         lanes = client.smembers(q.keys.lanes)
         held = client.smembers(q.keys.paused_groups)
         for group in lanes:
-            assert client.llen(q.keys.lane(group)) > 0, f"{q.name}: lane {group!r} empty but in the lane set"
+            assert lane_len(client, q.keys, group) > 0, f"{q.name}: lane {group!r} empty but in the lane set"
             cap = client.hget(q.keys.caps, group)
             serving = group not in held and (cap is None or int(client.hget(q.keys.active, group) or 0) < int(cap))
             assert not serving or group in ring, f"{q.name}: lane {group!r} can be served but is off the ring"

@@ -12,6 +12,7 @@ import emq
 from emq.core.connection import get_client
 from emq.core.engine import Queue
 from emq.runtime.worker import Worker
+from emq.testing import check_invariants, walk_counts
 from tests import jobs
 from tests.fleet import fleet_for
 from tests.procs import server_ms, wait_for
@@ -177,3 +178,25 @@ def test_rate_limited_holds_only_its_group_and_spends_no_attempt(emq_env, tmp_pa
     assert job.started.timestamp() * 1000 - raised_at >= 2000 - 50
     assert later.get().started.timestamp() * 1000 - raised_at >= 2000 - 50
     assert other.get().started.timestamp() * 1000 - raised_at < 1500
+
+
+def test_a_limited_queue_turns_its_plain_groups_as_the_others(emq_env):
+    """bclaim's inline turn of a plain group (no limit of its own, no hold; _flowctl's limits are read
+    for the whole queue): ring order, the spare of a group with more jobs, priorities, a held group
+    still on the ring, and the counters stay exact."""
+    q = Queue("default")
+    emq.set_rate_limit("default", 1, 60, group="slow")
+    for g, n in (("slow", 3), ("a", 1), ("b", 3), ("c", 2), ("p", 1), ("h", 2)):
+        jobs.add.using(group=g).enqueue_many([((g, i), {}) for i in range(n)])
+    jobs.add.using(group="p", priority=5).enqueue("p", 1)  # p enters priority mode: its lane holds markers
+    # A hold on a group still on the ring (a job's RateLimited does this: _flowctl.rate_limited).
+    q.client.zadd(q.keys.rhold, {"h": server_ms(q.client) + 60_000})
+    claims = q.bclaim(100, "w")
+    assert [(c.args[0], c.args[1]) for c in claims] == [
+        ("slow", 0), ("a", 0), ("b", 0), ("c", 0), ("p", 1), ("b", 1), ("c", 1), ("p", 0), ("b", 2),
+    ]
+    assert q.bclaim(100, "w") == []
+    assert q.client.smembers(q.keys.lanes) == {"slow", "h"} and q.client.llen(q.keys.ring) == 0
+    assert not q.client.exists(q.keys.ns + "prio"), "p's lane emptied: it left priority mode"
+    check_invariants(q)
+    assert q.counts().ready == 4 == walk_counts("default")["ready"]  # slow's 2 and the held h's 2

@@ -12,6 +12,7 @@ from typing import Any
 from ..core import layout, registry
 from ..core.connection import get_client, guard
 from ..core.engine import Queue
+from ..core.lanes import lane_range
 from ..core.logical import LogicalQueue
 from ..errors import JobNotFound
 from .registry import IO, QUEUE, Arg, Options, Result, subcommand
@@ -35,10 +36,10 @@ def _ids(q: Queue, state: str, group: str | None, start: int) -> list[str]:
         read = client.zrevrange if desc else client.zrange
         return read(q.keys.fixed(suffix), start, start + CHUNK - 1)
     if group:
-        return client.lrange(q.keys.lane(group), start, start + CHUNK - 1)
+        return lane_range(client, q.keys, group, start, start + CHUNK - 1)
     ids: list[str] = []
     for g in client.lrange(q.keys.ring, 0, 99) if start == 0 else []:
-        ids += client.lrange(q.keys.lane(g), 0, CHUNK - 1)
+        ids += lane_range(client, q.keys, g, 0, CHUNK - 1)
     return ids
 
 

@@ -89,6 +89,7 @@ FIXED = frozenset(
         "counters",  # hash  ready (ids in all lanes) and mode ("exact", "recount"; absent: walk the lanes)
         "recount:seen",  # set  groups recount.lua has counted; deleted when the recount ends
         "lanes",  # set   groups whose lane holds ready work (on the ring or capped off it)
+        "solo",  # hash  group -> its one ready id, in place of a list lane:<group> (_counters.lua)
         "leases",  # zset  id -> lease expiry ms
         "wake",  # list  tokens parked workers block on
         "pumpwake",  # list  tokens a parked Pump blocks on (earlier due time, new lease)

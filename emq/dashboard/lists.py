@@ -13,6 +13,7 @@ from typing import Any
 from ..core import keys, layout
 from ..core.connection import get_client, guard
 from ..core.engine import Queue
+from ..core.lanes import lane_len, lane_range
 from . import masking
 from .queries import known_queues, prefix, server_now
 from .scan import PAGE, Filters, Row, Slice, hmget_many, page
@@ -86,8 +87,8 @@ def ready(queue: str, group: str, start: int = 0) -> JobList:
     start = max(int(start), 0)
     with guard():
         now = server_now(client)
-        ids = prioritized(client, q, group, start, client.lrange(q.keys.lane(group), start, start + PAGE - 1))
-        total = client.llen(q.keys.lane(group))
+        ids = prioritized(client, q, group, start, lane_range(client, q.keys, group, start, start + PAGE - 1))
+        total = lane_len(client, q.keys, group)
         data = hmget_many(client, [q.keys.job(i) for i in ids], READY_FIELDS)
     rows = [Row(i, int(f["due"] or 0), f) for i, f in zip(ids, data, strict=True)]
     nxt = start + PAGE if start + PAGE < total else None

@@ -220,6 +220,14 @@ def lanes(queue: str, ring_start: int = 0, lanes_cursor: int = 0) -> Lanes:
     return Lanes(queue, now, rows[:n], ring_start, ring_len, rows[n:m], lanes_cursor, total, paused, rows[m:])
 
 
+def _with_solo(row: list) -> list:
+    """A group's (depth, active, cap, head, paused, solo) read as (depth, active, cap, head, paused)."""
+    depth, active, cap, head, paused, solo = row
+    if solo is not None:
+        depth, head = int(depth or 0) + 1, head or solo
+    return [depth, active, cap, head, paused]
+
+
 def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
     pipe = client.pipeline(transaction=False)
     for g in groups:
@@ -228,8 +236,9 @@ def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
         pipe.hget(q.keys.caps, g)
         pipe.lindex(q.keys.lane(g), 0)
         pipe.sismember(q.keys.paused_groups, g)
+        pipe.hget(q.keys.solo, g)  # a lone job a batch mint queued: no list (emq/core/lanes.py)
     r = pipe.execute()
-    rows = [r[5 * i : 5 * i + 5] for i in range(len(groups))]
+    rows = [_with_solo(r[6 * i : 6 * i + 6]) for i in range(len(groups))]
     pipe = client.pipeline(transaction=False)
     for row in rows:
         pipe.hmget(q.keys.job(row[3] or "-"), "due", "created")  # no due: due when created (core/layout.py)

@@ -42,7 +42,8 @@ end
 local function placed(id, state, group)
   local where = KNOWN[state]
   if where == true then
-    return group ~= nil and group ~= false and redis.call('LPOS', ns .. 'lane:' .. group, id) ~= false
+    return group ~= nil and group ~= false and (redis.call('LPOS', ns .. 'lane:' .. group, id) ~= false
+      or redis.call('HGET', ns .. 'solo', group) == id)
   end
   return redis.call('ZSCORE', ns .. where, id) ~= false
 end

@@ -3,7 +3,7 @@
   jobs, so counts.lua and a cap crossing never walk the lanes or scan the ring (DESIGN rule 8);
   scripts.py loads it after _events.lua and before _prelude.lua, whose lane helpers call it.
   KEYS[1] ns  <prefix>:{<queue>}: (every key is ns .. suffix)
-  Suffixes used here: counters, recount:seen, lanes, lane:<group>, ring, ring:in
+  Suffixes used here: counters, recount:seen, lanes, lane:<group>, solo, ring, ring:in
   counters (hash): ready = ids in all lanes (the other states are their own sets' sizes, read by
   ZCARD in counts.lua), and mode = how far ready can be trusted:
     absent   not kept: the queue predates counters (counts.lua walks the lanes until the Pump's
@@ -18,6 +18,29 @@
   cancel emptied stays in the list until bclaim comes round to it and drops it (lazy removal).
 ]]
 local counters_mode = nil  -- the counters' mode, read once per script call
+
+-- solo (hash): group -> its one ready id, for a group a batch mint found without ready work and gave one
+-- job (_prelude's lane_batch). bclaim takes a chunk of the ring's solos with one HMGET and one HDEL, where
+-- a list of one id cost a key, its LPOP and its delete a group. A group's ready ids are its solo or its
+-- list lane:<group>, never both (a second id makes the solo the list's first entry: lane_unsolo), and a
+-- group with a solo is in the lane set; lane_len and lane_exists read both places.
+local function lane_len(group)
+  return redis.call('LLEN', ns .. 'lane:' .. group) + redis.call('HEXISTS', ns .. 'solo', group)
+end
+
+local function lane_exists(group)
+  return redis.call('EXISTS', ns .. 'lane:' .. group) == 1 or redis.call('HEXISTS', ns .. 'solo', group) == 1
+end
+
+-- A group's list just got its first entry, at the head (front) or the tail: a solo the group had goes to
+-- the other end (it came first, or the entry jumps the queue). Returns whether there was one.
+local function lane_unsolo(group, front)
+  local old = redis.call('HGET', ns .. 'solo', group)
+  if not old then return false end
+  redis.call('HDEL', ns .. 'solo', group)
+  redis.call(front and 'RPUSH' or 'LPUSH', ns .. 'lane:' .. group, old)
+  return true
+end
 
 local function tally_mode()
   if counters_mode == nil then counters_mode = redis.call('HGET', ns .. 'counters', 'mode') or false end
@@ -37,7 +60,7 @@ end
 local function ready_add(group, k)
   local mode = tally_mode()
   if mode == 'recount' and redis.call('SADD', ns .. 'recount:seen', group) == 1 then
-    k = redis.call('LLEN', ns .. 'lane:' .. group)
+    k = lane_len(group)
   elseif not mode then
     return
   end

@@ -5,7 +5,7 @@
   KEYS[2] guard  ns .. 'guard', never read or written: scripts.run declares it so that a node
               migrating the queue's slot refuses the script (TRYAGAIN) rather than run it
               against half the keys; each operation's header lists KEYS[1] only
-  Suffixes used here: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, scheduled,
+  Suffixes used here: job:<id>, lane:<group>, solo, ring, ring:in, lanes, caps, active, paused:groups, scheduled,
                       wake, pumpwake, leases, dead, reclaims, stats, unique:<key>
 ]]
 -- ns (KEYS[1]) is bound in _events.lua, loaded before this file; the ready counter and the ring's
@@ -63,7 +63,7 @@ end
 
 -- Whether a group belongs on the ring: its lane has work, is not paused and is under its cap.
 local function lane_serving(group)
-  return redis.call('EXISTS', ns .. 'lane:' .. group) == 1 and not off_ring(group)
+  return lane_exists(group) and not off_ring(group)
 end
 
 -- Restore the ring invariant for one group after a manual change (pause, resume, a new cap): on the
@@ -78,9 +78,11 @@ local function ring_fix(group)
   return false
 end
 
--- A lane that was empty got work: it joins the lane set, and the ring unless paused or at its cap.
-local function lane_joined(group)
-  redis.call('SADD', ns .. 'lanes', group)
+-- A lane whose list was empty got work at its head (front) or tail: it joins the lane set, and the ring
+-- unless paused or at its cap. A group in the lane set already had its solo (_counters.lua), which joins
+-- the list; its place on the ring or off it stands.
+local function lane_joined(group, front)
+  if redis.call('SADD', ns .. 'lanes', group) == 0 and lane_unsolo(group, front) then return end
   if not off_ring(group) then ring_join(group) end
 end
 
@@ -88,10 +90,10 @@ end
 local function lane_push(group, id, front)
   local lane = ns .. 'lane:' .. group
   local n
-  if prio_on(group) then n = prio_push(lane, group, id)  -- a group in priority mode (_prio.lua)
+  if prio_on(group) then n, front = prio_push(lane, group, id)  -- a group in priority mode (_prio.lua)
   elseif front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end
   ready_add(group, 1)
-  if n == 1 then lane_joined(group) end
+  if n == 1 then lane_joined(group, front) end
 end
 
 -- Append ready ids (at most a few thousand) to a group's plain lane in one RPUSH; a lane that was
@@ -99,7 +101,28 @@ end
 local function lane_append(group, ids)
   local len = redis.call('RPUSH', ns .. 'lane:' .. group, unpack(ids))
   ready_batch(group, #ids)
-  if len == #ids then lane_joined(group) end
+  if len == #ids then lane_joined(group, false) end
+end
+
+-- The groups of a batch mint (two or more) that had no ready work and get one id, not in priority mode,
+-- take a solo (_counters.lua): one SMISMEMBER and one HSET a chunk of groups where each would have cost a
+-- list key (and bclaim its LPOP). Returns the set of those groups; a mint of one group keeps its list.
+local function solo_mint(groups, ready_ids)
+  local made, pairs_ = {}, {}
+  each_chunk(groups, function(chunk)
+    local had = redis.call('SMISMEMBER', ns .. 'lanes', unpack(chunk))
+    for i = 1, #chunk do
+      local group = chunk[i]
+      local ids = ready_ids[group]
+      if had[i] == 0 and #ids == 1 and not prio_on(group) then
+        made[group] = true
+        pairs_[#pairs_ + 1] = group
+        pairs_[#pairs_ + 1] = ids[1]
+      end
+    end
+  end)
+  each_chunk(pairs_, function(chunk) redis.call('HSET', ns .. 'solo', unpack(chunk)) end)
+  return made
 end
 
 -- Ready ids of a mint, pushed once per group at the end (one RPUSH for a whole chunk of one group),
@@ -127,7 +150,15 @@ local function lane_batch()
     ids[#ids + 1] = id
   end
   local function flush()
-    for _, group in ipairs(groups) do flush_group(group) end
+    local solo = #groups > 1 and solo_mint(groups, ready_ids) or {}
+    for _, group in ipairs(groups) do
+      if solo[group] then
+        ready_batch(group, 1)
+        lane_joined(group, false)
+      else
+        flush_group(group)
+      end
+    end
     ready_settle()
   end
   return push, flush

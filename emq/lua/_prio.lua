@@ -14,14 +14,19 @@
 local PMARK = '\0p'
 local PRIO = {}  -- this call's reads: group -> in priority mode; [''] = whether any group is
 
--- Whether a group's ready jobs go through its priority zset (one EXISTS a call, then a SISMEMBER a group).
-local function prio_on(group)
+-- Whether any group of the queue is in priority mode (one EXISTS a call).
+local function prio_any()
   local any = PRIO['']
   if any == nil then
     any = redis.call('EXISTS', ns .. 'prio') == 1
     PRIO[''] = any
   end
-  if not any then return false end
+  return any
+end
+
+-- Whether a group's ready jobs go through its priority zset (prio_any, then a SISMEMBER a group).
+local function prio_on(group)
+  if not prio_any() then return false end
   local on = PRIO[group]
   if on == nil then
     on = redis.call('SISMEMBER', ns .. 'prio', group) == 1
@@ -38,13 +43,14 @@ local function prio_mark(group)
   end
 end
 
--- Put a ready job of a group in priority mode into its zset and a marker in its list; returns the list's length.
+-- Put a ready job of a group in priority mode into its zset and a marker in its list; returns the list's
+-- length and whether the marker went to its head.
 local function prio_push(lane, group, id)
   local p = tonumber(redis.call('HGET', ns .. 'job:' .. id, 'priority') or '0')
   local seq = redis.call('INCR', ns .. 'pseq')
   redis.call('ZADD', ns .. 'plane:' .. group, (100 - p) * 1e13 + seq, id)
-  if p > 0 then return redis.call('LPUSH', lane, PMARK) end
-  return redis.call('RPUSH', lane, PMARK)
+  if p > 0 then return redis.call('LPUSH', lane, PMARK), true end
+  return redis.call('RPUSH', lane, PMARK), false
 end
 
 -- The id a popped list entry stands for: itself, or the first of the group's zset for a marker (nil: none).
@@ -54,10 +60,11 @@ local function prio_pop(group, id)
   return top[1]
 end
 
--- Take a ready job out of its lane (cancel): from the zset and one marker, or the id itself from the
--- list. Returns how many list entries left (0 or 1), for the ready counter.
+-- Take a ready job out of its lane (cancel): its group's solo (_counters.lua), from the zset and one
+-- marker, or the id itself from the list. Returns how many ready entries left (0 or 1), for the counter.
 local function prio_unlane(group, id)
   local lane = ns .. 'lane:' .. group
+  if redis.call('HGET', ns .. 'solo', group) == id then return redis.call('HDEL', ns .. 'solo', group) end
   if prio_on(group) and redis.call('ZREM', ns .. 'plane:' .. group, id) == 1 then
     return redis.call('LREM', lane, 1, PMARK)
   end

@@ -9,8 +9,9 @@
   group's next turn or goes back to the lane's head. A lane found empty (its last job claimed,
   or a cancel emptied it) or with no room left under its cap or rate limit leaves the ring as the
   turn is written (_counters.lua: no scan of the ring); the groups that left the ring and the
-  lane set leave ring:in and lanes in one SREM each, so a job alone in its lane costs one command
-  more than one of a busy lane. Only capped groups count their leases (held, active: one HMGET
+  lane set leave ring:in and lanes in one SREM each. A job alone in its lane as a list costs one
+  command more than one of a busy lane (its LPOP); as a solo (a batch mint's lone job) it costs
+  none: its chunk's solos are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
   and one HSET a batch); an uncapped group's count would decide nothing.
   A paused queue answers nothing (after the idle check; one EXISTS tells a queue with no pause,
   cap, rate limit or hold); paused groups are off the ring already.
@@ -22,7 +23,9 @@
   A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
   not numbers, group not its lane's, a state other than ready) is checked before any write to it
   and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
-  Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, ring, ring:in, counters, recount:seen, lanes,
+  A group whose one ready job is a solo (_counters.lua) has it read with its chunk (one HMGET) and dropped at
+  the end (one HDEL for all): no list key a lone group to pop and delete.
+  Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, solo, ring, ring:in, counters, recount:seen, lanes,
            caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 12 per job: id, token, fn, args, kwargs, lease_ms, max_attempts, backoff,
            group, due_ms, meta, timeout}
@@ -37,6 +40,7 @@ local out = {now}
 local got, leases, held, taken = 0, {}, {}, {}  -- taken: group -> leases this call took under its cap
 local dropped, drained = {}, {}  -- groups that left the ring this call; of them, those whose lane emptied
 local spare = {}  -- group -> the id popped ahead of its turn (pop)
+local solos, gone = nil, {}  -- whether the queue has solos (read once); the groups whose solo this call took
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
@@ -69,13 +73,17 @@ local function room(group)
 end
 
 -- Read the caps and rate limits of the groups about to be visited in one command each, not one a group.
+-- Returns their solo ids (_counters.lua) by position (false: none), or nil when the queue has no solo.
+-- A group with a solo is visited once a call: it leaves the ring as its one job is taken, or for want of room.
 local function prefetch(groups)
-  if #groups == 0 then return end
+  if solos == nil then solos = redis.call('EXISTS', ns .. 'solo') == 1 end
+  local ids = solos and redis.call('HMGET', ns .. 'solo', unpack(groups)) or nil
   if has_caps then
     local caps = redis.call('HMGET', ns .. 'caps', unpack(groups))
     for i, group in ipairs(groups) do CAPS[group] = tonumber(caps[i] or '') or false end
   end
-  if limited then rate_prefetch(groups) end
+  if limited then rate_prefetch(groups, has_caps) end  -- with caps every group is visited: remember all
+  return ids
 end
 
 local function lease_one(id, group, capped)
@@ -108,7 +116,7 @@ local function lease_one(id, group, capped)
   end
   first_expiry = math.min(first_expiry, expiry)
   got = got + 1
-  if limited then rate_note(group, id, token, now) end
+  if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o = #out
   out[o + 1] = id; out[o + 2] = token; out[o + 3] = f[2]; out[o + 4] = f[3] or DEFAULT.args
@@ -122,7 +130,13 @@ end
 -- whether the lane is empty now. A pop asks for one id more than it needs: a lane that answers fewer
 -- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
 -- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
-local function pop(group, n, capped)
+local function pop(group, n, capped, solo)
+  if solo then  -- the group's only ready job, no list (a group with a solo has no spare)
+    gone[#gone + 1] = group
+    ready_batch(group, -1)
+    lease_one(solo, group, capped)
+    return 1, true
+  end
   local used, s = 0, spare[group]
   if s then
     spare[group] = nil
@@ -141,7 +155,7 @@ end
 
 -- A group's turn: take one job (all it may when alone on the ring); false when it leaves the ring:
 -- its lane is empty (then it leaves the lane set too), or its cap or rate limit has no more room.
-local function visit(group, alone)
+local function visit(group, alone, solo)
   local take = alone and want - got or 1
   local r = has_caps and room(group)
   local capped = r ~= nil and r ~= false
@@ -149,7 +163,7 @@ local function visit(group, alone)
   if rr and (not r or rr < r) then r = rr end
   if r and r < take then take = math.max(r, 0) end
   local popped, empty = 0, false
-  if take > 0 then popped, empty = pop(group, take, capped) end
+  if take > 0 then popped, empty = pop(group, take, capped, solo) end
   if rr and rr - popped <= 0 then rate_exhausted(group) end
   if empty then
     drained[#drained + 1] = group
@@ -161,23 +175,46 @@ end
 -- One turn of the ring: its groups visited from the head in order, read a chunk at a time (LRANGE),
 -- never rotated one by one. The groups that stay move to the tail in that order and those that
 -- leave are cut, with one LTRIM and one RPUSH at the turn's end (none when every group stayed).
+-- A plain group not alone on the ring (no cap in the queue; in a limited one no limit of its own,
+-- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) takes its turn inline, the
+-- usual turn of a queue of many small groups: visit(group, false) and pop without their room and
+-- rate bookkeeping (a Lua call costs ~500 instructions here; three of them were ~4 % of a claim).
+-- Same effect: lease the spare or the lane's head, look one id ahead for the spare (a lane that
+-- answers fewer is empty: it leaves the ring and the lane set), count the ready ids that left.
 local function turn()
-  local len, seen, keep, chunk, at = ringlen, 0, {}, {}, 0
+  local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
     if at == #chunk then
-      chunk = redis.call('LRANGE', ring, seen, seen + want - got - 1)
+      chunk, at = redis.call('LRANGE', ring, seen, seen + want - got - 1), 0
       if #chunk == 0 then break end
-      prefetch(chunk)
-      at = 0
+      solo = prefetch(chunk)
     end
-    at = at + 1
-    seen = seen + 1
+    at, seen = at + 1, seen + 1
     local group = chunk[at]
-    if visit(group, seen == len and #keep == 0) then
-      keep[#keep + 1] = group
+    local alone, stays, sid = seen == len and #keep == 0, false, solo and solo[at]
+    if not alone and not has_caps and (not limited or not (RATES[group] or HOLDAT[group])) then
+      if sid then  -- as pop's: the group's only ready job
+        gone[#gone + 1], drained[#drained + 1] = group, group
+        if counters_mode == 'exact' then ready_pending = ready_pending - 1 else ready_batch(group, -1) end
+        lease_one(sid, group, false)
+      else
+        local k, s = 2, spare[group]
+        if s then
+          spare[group], k = nil, 1
+          lease_one(s, group, false)
+        end
+        local more = redis.call('LPOP', ns .. 'lane:' .. group, k)
+        local m = more and #more or 0
+        -- ready_batch inlined (_counters.lua): exact counters sum the deltas up for ready_settle.
+        if counters_mode == 'exact' then ready_pending = ready_pending - m elseif m > 0 then ready_batch(group, -m) end
+        stays = m == k
+        if stays then spare[group], m = more[m], m - 1 else drained[#drained + 1] = group end
+        for i = 1, m do lease_one(more[i], group, false) end
+      end
     else
-      dropped[#dropped + 1] = group
+      stays = visit(group, alone, sid)
     end
+    if stays then keep[#keep + 1] = group else dropped[#dropped + 1] = group end
   end
   if seen < len or #keep < len then
     redis.call('LTRIM', ring, seen, -1)
@@ -205,9 +242,10 @@ for group, id in pairs(spare) do
   redis.call('LPUSH', ns .. 'lane:' .. group, id)
   ready_batch(group, 1)
 end
+each_chunk(gone, function(groups) redis.call('HDEL', ns .. 'solo', unpack(groups)) end)
 each_chunk(dropped, function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
 each_chunk(drained, function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
-for _, group in ipairs(drained) do prio_drained(group) end
+if #drained > 0 and prio_any() then for _, group in ipairs(drained) do prio_drained(group) end end
 ready_settle()
 
 if limited and got > 0 and rate_room('', now) == 0 then rate_exhausted('') end

@@ -23,9 +23,8 @@ local line = 'emq.errors.Cancelled: cancelled'
 -- Take a ready id out of its lane; a lane left empty leaves the lane set, and the ring when bclaim
 -- next comes round to it (no scan of the ring here: _counters.lua).
 local function unlane(id, group)
-  local lane = ns .. 'lane:' .. group
-  ready_add(group, -prio_unlane(group, id))  -- the id, or its marker and its zset entry (_prio.lua)
-  if redis.call('EXISTS', lane) == 0 then redis.call('SREM', ns .. 'lanes', group) end
+  ready_add(group, -prio_unlane(group, id))  -- its solo, the id, or its marker and zset entry (_prio.lua)
+  if not lane_exists(group) then redis.call('SREM', ns .. 'lanes', group) end
 end
 
 for i = 3, #ARGV do

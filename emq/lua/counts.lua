@@ -16,7 +16,7 @@ if tally_mode() == 'exact' then
   ready = math.max(tonumber(redis.call('HGET', ns .. 'counters', 'ready') or '0'), 0)
 elseif redis.call('EXISTS', ns .. 'lanes') == 1 then
   for _, group in ipairs(redis.call('SMEMBERS', ns .. 'lanes')) do
-    ready = ready + redis.call('LLEN', ns .. 'lane:' .. group)
+    ready = ready + lane_len(group)  -- its list and its solo (_counters.lua)
   end
 end
 local h = redis.call('ZRANGE', ns .. 'scheduled', 0, 0, 'WITHSCORES')

@@ -16,7 +16,7 @@ local soon, heads = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
 local oldest = -1
 for _, group in ipairs(redis.call('LRANGE', ns .. 'ring', 0, heads - 1)) do
-  local id = redis.call('LINDEX', ns .. 'lane:' .. group, 0)
+  local id = redis.call('LINDEX', ns .. 'lane:' .. group, 0) or redis.call('HGET', ns .. 'solo', group)
   if id then
     local f = redis.call('HMGET', ns .. 'job:' .. id, 'due', 'created')  -- no due: it was due when created
     local due = tonumber(f[1] or f[2] or '-1')

@@ -38,7 +38,7 @@ local step = redis.call('SSCAN', ns .. 'lanes', redis.call('HGET', counters, 'cu
 local added = 0
 for _, group in ipairs(step[2]) do
   if redis.call('SADD', ns .. 'recount:seen', group) == 1 then
-    added = added + redis.call('LLEN', ns .. 'lane:' .. group)
+    added = added + lane_len(group)  -- its list and its solo (_counters.lua)
   end
 end
 local ready = redis.call('HINCRBY', counters, 'ready', added)

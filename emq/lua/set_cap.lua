@@ -40,5 +40,5 @@ elseif redis.call('HSET', ns .. 'caps', group, ARGV[2]) == 1 then
   count_in_flight()
 end
 ring_fix(group)
-if redis.call('EXISTS', ns .. 'lane:' .. group) == 1 then wake('wake') end
+if lane_exists(group) then wake('wake') end
 return 1

@@ -21,7 +21,7 @@ for _, g in ipairs(groups) do
   if redis.call('ZREM', ns .. 'rhold', g) == 1 then
     if g == '' then
       wake('wake')
-    elseif redis.call('SREM', ns .. 'rout', g) == 1 and redis.call('EXISTS', ns .. 'lane:' .. g) == 1
+    elseif redis.call('SREM', ns .. 'rout', g) == 1 and lane_exists(g)
         and not off_ring(g) then
       ring_join(g)  -- _counters.lua: the ring's membership set
       wake('wake')
