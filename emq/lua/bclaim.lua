@@ -14,7 +14,7 @@
   none: its chunk's solos are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
   and one HSET a batch); an uncapped group's count would decide nothing.
   A paused queue answers nothing (after the idle check; one EXISTS tells a queue with no pause,
-  cap, rate limit or hold); paused groups are off the ring already.
+  cap, rate limit, hold or solo); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
@@ -40,17 +40,25 @@ local out = {now}
 local got, leases, held, taken = 0, {}, {}, {}  -- taken: group -> leases this call took under its cap
 local dropped, drained = {}, {}  -- groups that left the ring this call; of them, those whose lane emptied
 local spare = {}  -- group -> the id popped ahead of its turn (pop)
-local solos, gone = nil, {}  -- whether the queue has solos (read once); the groups whose solo this call took
+local solos, gone = nil, {}  -- whether the queue has solos (read with the flags below); the groups whose solo this call took
 local first_expiry = math.huge
 local ringlen = redis.call('LLEN', ring)
 if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
--- A queue with no pause, cap, rate limit or hold (the usual one) learns so in one EXISTS, not three.
+-- A queue with no pause, cap, rate limit, hold or solo (the usual one) learns so in one EXISTS, not
+-- four; one without flow control in two (the count without solo tells whether it has solos).
 local has_caps, limited = false, false
-if redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold') > 0 then
-  if redis.call('EXISTS', ns .. 'paused') == 1 then return out end
-  has_caps = redis.call('EXISTS', ns .. 'caps') == 1
-  -- Flow control (_flowctl.lua): rate limits or holds in this queue; a whole-queue limit bounds the batch.
-  limited = redis.call('EXISTS', ns .. 'rates', ns .. 'rhold') > 0
+local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo')
+if flags == 0 then
+  solos = false
+else
+  local flow = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold')
+  solos = flags > flow
+  if flow > 0 then
+    if redis.call('EXISTS', ns .. 'paused') == 1 then return out end
+    has_caps = redis.call('EXISTS', ns .. 'caps') == 1
+    -- Flow control (_flowctl.lua): rate limits or holds in this queue; a whole-queue limit bounds the batch.
+    limited = redis.call('EXISTS', ns .. 'rates', ns .. 'rhold') > 0
+  end
 end
 if limited then
   local q_room = rate_room('', now)
@@ -76,7 +84,6 @@ end
 -- Returns their solo ids (_counters.lua) by position (false: none), or nil when the queue has no solo.
 -- A group with a solo is visited once a call: it leaves the ring as its one job is taken, or for want of room.
 local function prefetch(groups)
-  if solos == nil then solos = redis.call('EXISTS', ns .. 'solo') == 1 end
   local ids = solos and redis.call('HMGET', ns .. 'solo', unpack(groups)) or nil
   if has_caps then
     local caps = redis.call('HMGET', ns .. 'caps', unpack(groups))
