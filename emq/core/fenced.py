@@ -10,10 +10,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from redis.exceptions import ClusterError, NoScriptError
+from redis.exceptions import ClusterError
 
-from . import functions
-from .scripts import REFUSED, RETRY_FOR, current, declared, load, on_owner, refresh, refusal
+from .scripts import REFUSED, RETRY_FOR, current, declared, load, on_owner, refresh, refusal, unknown
 
 
 def run(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
@@ -52,7 +51,7 @@ def _sort(answers: dict[int, Any], replies: dict[int, Any], source: set[int]) ->
     """File each answer: a reply, a script to send as source next time, or a refusal (returned)."""
     refused = []
     for i, answer in answers.items():
-        if isinstance(answer, NoScriptError) or functions.missing(answer):
+        if unknown(answer):
             source.add(i)  # sent as source next time: a promoted replica starts with an empty script cache
         elif isinstance(answer, REFUSED) and refusal(answer):
             refused.append(i)

@@ -157,10 +157,15 @@ def refusal(exc: Exception) -> bool:
     return not isinstance(exc, ClusterError) or "TTL exhausted" in str(exc)
 
 
+def unknown(reply: Any) -> bool:
+    """Whether a reply says the server lacks the script (NOSCRIPT) or the function ("Function not
+    found"): it did not run; load it (or send its source) and run it again."""
+    return isinstance(reply, NoScriptError) or functions.missing(reply)
+
+
 def _again(reply: Any) -> bool:
     """Whether a script's reply says it did not run and may simply run again (missing, or its slot moving)."""
-    missing = isinstance(reply, NoScriptError) or functions.missing(reply)
-    return missing or (isinstance(reply, REFUSED) and refusal(reply))
+    return unknown(reply) or (isinstance(reply, REFUSED) and refusal(reply))
 
 
 def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
@@ -245,7 +250,7 @@ def run_one(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) ->
         return run_many(client, [(name, keys, args)])[0]
     full = declared(keys)
     reply = _exchange(client, [current(name).command(full, args)])[0]
-    if isinstance(reply, NoScriptError) or functions.missing(reply):
+    if unknown(reply):
         return run(client, name, keys, args)
     if isinstance(reply, Exception):
         raise reply
