@@ -183,11 +183,9 @@ end
 -- never rotated one by one. The groups that stay move to the tail in that order and those that
 -- leave are cut, with one LTRIM and one RPUSH at the turn's end (none when every group stayed).
 -- A plain group not alone on the ring (no cap in the queue; in a limited one no limit of its own,
--- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) takes its turn inline, the
--- usual turn of a queue of many small groups: visit(group, false) and pop without their room and
--- rate bookkeeping (a Lua call costs ~500 instructions here; three of them were ~4 % of a claim).
--- Same effect: lease the spare or the lane's head, look one id ahead for the spare (a lane that
--- answers fewer is empty: it leaves the ring and the lane set), count the ready ids that left.
+-- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) goes straight to pop:
+-- the usual turn of a queue of many small groups skips visit's room and rate bookkeeping (a Lua
+-- call costs ~500 instructions here).
 local function turn()
   local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
@@ -200,24 +198,8 @@ local function turn()
     local group = chunk[at]
     local alone, stays, sid = seen == len and #keep == 0, false, solo and solo[at]
     if not alone and not has_caps and (not limited or not (RATES[group] or HOLDAT[group])) then
-      if sid then  -- as pop's: the group's only ready job
-        gone[#gone + 1], drained[#drained + 1] = group, group
-        if counters_mode == 'exact' then ready_pending = ready_pending - 1 else ready_batch(group, -1) end
-        lease_one(sid, group, false)
-      else
-        local k, s = 2, spare[group]
-        if s then
-          spare[group], k = nil, 1
-          lease_one(s, group, false)
-        end
-        local more = redis.call('LPOP', ns .. 'lane:' .. group, k)
-        local m = more and #more or 0
-        -- ready_batch inlined (_counters.lua): exact counters sum the deltas up for ready_settle.
-        if counters_mode == 'exact' then ready_pending = ready_pending - m elseif m > 0 then ready_batch(group, -m) end
-        stays = m == k
-        if stays then spare[group], m = more[m], m - 1 else drained[#drained + 1] = group end
-        for i = 1, m do lease_one(more[i], group, false) end
-      end
+      local _, empty = pop(group, 1, false, sid)  -- a plain group: no room or rate limit to weigh
+      if empty then drained[#drained + 1] = group else stays = true end
     else
       stays = visit(group, alone, sid)
     end
