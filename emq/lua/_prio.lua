@@ -60,11 +60,10 @@ local function prio_pop(group, id)
   return top[1]
 end
 
--- Take a ready job out of its lane (cancel): its group's solo (_counters.lua), from the zset and one
--- marker, or the id itself from the list. Returns how many ready entries left (0 or 1), for the counter.
+-- Take a ready job out of its group's list (cancel): from the zset and one marker, or the id itself
+-- from the list. Returns how many list entries left (0 or 1), for the ready counter.
 local function prio_unlane(group, id)
   local lane = ns .. 'lane:' .. group
-  if redis.call('HGET', ns .. 'solo', group) == id then return redis.call('HDEL', ns .. 'solo', group) end
   if prio_on(group) and redis.call('ZREM', ns .. 'plane:' .. group, id) == 1 then
     return redis.call('LREM', lane, 1, PMARK)
   end

@@ -23,7 +23,13 @@ local line = 'emq.errors.Cancelled: cancelled'
 -- Take a ready id out of its lane; a lane left empty leaves the lane set, and the ring when bclaim
 -- next comes round to it (no scan of the ring here: _counters.lua).
 local function unlane(id, group)
-  ready_add(group, -prio_unlane(group, id))  -- its solo, the id, or its marker and zset entry (_prio.lua)
+  local left
+  if redis.call('HGET', ns .. 'solo', group) == id then  -- its group's solo (_counters.lua)
+    left = redis.call('HDEL', ns .. 'solo', group)
+  else
+    left = prio_unlane(group, id)  -- the id, or its marker and zset entry (_prio.lua)
+  end
+  ready_add(group, -left)
   if not lane_exists(group) then redis.call('SREM', ns .. 'lanes', group) end
 end
 
