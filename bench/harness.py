@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -233,12 +234,12 @@ class HostWaits:
     A p99 made of 5-30 ms stalls while the worker, the server or this process (the producer) waited
     that long in the run queue is the machine's load, not emq's: the figure is kept beside the run's
     percentiles so a reader can tell the two apart (issue #19). The server counts only when it is a
-    process of this host (a private server); each is skipped where /proc cannot read it.
+    private server on this host; each is skipped where /proc cannot read it.
     """
 
     def __init__(self, ctx: Ctx, worker: WorkerProc) -> None:
         self.pids = {"worker": worker.proc.pid, "bench": os.getpid()}
-        if ctx.private:
+        if ctx.private and urlsplit(ctx.url).hostname in ("127.0.0.1", "localhost", "::1"):
             self.pids["server"] = int(ctx.client.info("server")["process_id"])
         self.start = {who: self._read(pid) for who, pid in self.pids.items()}
 
