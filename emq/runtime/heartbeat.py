@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -59,3 +61,9 @@ class Heartbeat:
                 self.beat()
             except Exception as exc:  # an outage: the worker's loop reports it; try again next beat
                 log.debug("heartbeat failed: %s", exc)
+
+
+def describe(w: Any) -> dict[str, Any]:
+    """A worker's registry entry, as the dashboard lists it."""
+    return {"id": w.id, "host": socket.gethostname(), "pid": os.getpid(), "queues": [q.name for q in w.queues],
+            "concurrency": w.concurrency, "running": w.running, "processed": w.processed}

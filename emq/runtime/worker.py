@@ -26,7 +26,7 @@ from ..errors import ServerFull, ServerUnavailable
 from . import report, runner
 from .aio import Interruptible, LoopThread
 from .deadlines import Deadlines
-from .heartbeat import Heartbeat
+from .heartbeat import Heartbeat, describe
 from .held import Held
 from .idle import RECHECK, IdleBudget, drained
 from .leases import Leases
@@ -42,6 +42,9 @@ log = logging.getLogger("emq.worker")
 # Seconds between a worker's retries in an outage, at most: its held outcomes must reach a restarted
 # server well inside the one lease period the sweep waits for them (see reclaim_expired).
 MAX_PAUSE = 2.0
+# Seconds the completed lines of a full batch wait for its outcomes at most: the next round trip says them
+# while the server works (said before the wait, they held the batch's jobs back, the loop holding the GIL).
+SAY_WITHIN = 0.05
 
 
 class Worker:
@@ -65,7 +68,7 @@ class Worker:
         self.metronome = Metronome(self.queues, self.signal, park_timeout, claim=lambda n: _exchange(self, [], n),
                                    room=lambda: self._free() if self.stopping is None else 0)
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
-        self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: _describe(self))
+        self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: describe(self))
         self.running = self.running_async = self.processed = 0
         self.talked = False  # the last pass sent something to the server
         self.outage = Outage(log, f"worker {self.id}")
@@ -121,10 +124,12 @@ class Worker:
             return self._stop_pass()
         if claimed and self._free() > 0:
             return False  # room left: claim again at once (the next round trip says the lines held back)
-        self._say()  # no round trip ahead to hide them behind: say them before any wait
         if self._free() <= 0:  # every slot busy (a claim that filled them waits at once, not after an empty pass)
-            self.signal.wait(RECHECK)
+            if not self.unsaid or not self.signal.wait(SAY_WITHIN):  # ended soon: said in the next round trip
+                self._say()
+                self.signal.wait(RECHECK)
             return False
+        self._say()  # no round trip ahead to hide them behind: say them before any wait
         if self.running == 0 and self.burst and self._drained():
             return True
         self.metronome.park()  # free slots and nothing ready: park until a token (handoff) or an outcome
@@ -292,9 +297,3 @@ def _stop_on_signals(stop: Callable[[], None]) -> None:
     if threading.current_thread() is threading.main_thread():
         for sig in (signals.SIGTERM, signals.SIGINT):
             signals.signal(sig, lambda *_: stop())
-
-
-def _describe(w: Worker) -> dict:
-    """The worker's registry entry, as the dashboard lists it."""
-    return {"id": w.id, "host": socket.gethostname(), "pid": os.getpid(), "queues": [q.name for q in w.queues],
-            "concurrency": w.concurrency, "running": w.running, "processed": w.processed}
