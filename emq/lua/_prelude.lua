@@ -29,6 +29,10 @@ local DEFAULT = {args = '[]', kwargs = '{}', attempts = '0', max_attempts = '3',
 
 -- Call f with the items of a list, at most 1000 at a time (unpack's limit is a few thousand).
 local function each_chunk(list, f)
+  if #list <= 1000 then
+    if #list > 0 then f(list) end  -- the usual case: the list itself, not a copy
+    return
+  end
   for i = 1, #list, 1000 do f({unpack(list, i, math.min(i + 999, #list))}) end
 end
 

@@ -138,9 +138,8 @@ end
 -- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
 -- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
 local function pop(group, n, capped, solo)
-  if solo then  -- the group's only ready job, no list (a group with a solo has no spare)
+  if solo then  -- the group's only ready job, no list (a group with a solo has no spare); counted in gone_settle
     gone[#gone + 1] = group
-    ready_batch(group, -1)
     lease_one(solo, group, capped)
     return 1, true
   end
@@ -173,7 +172,7 @@ local function visit(group, alone, solo)
   if take > 0 then popped, empty = pop(group, take, capped, solo) end
   if rr and rr - popped <= 0 then rate_exhausted(group) end
   if empty then
-    drained[#drained + 1] = group
+    if not solo then drained[#drained + 1] = group end  -- a solo taken is in gone
     return false
   end
   return not (r and r - popped <= 0)
@@ -198,12 +197,21 @@ local function turn()
     local group = chunk[at]
     local alone, stays, sid = seen == len and #keep == 0, false, solo and solo[at]
     if not alone and not has_caps and (not limited or not (RATES[group] or HOLDAT[group])) then
-      local _, empty = pop(group, 1, false, sid)  -- a plain group: no room or rate limit to weigh
-      if empty then drained[#drained + 1] = group else stays = true end
+      if sid then  -- a plain group's solo: taken, and the group leaves (gone, settled after the loop)
+        gone[#gone + 1] = group
+        lease_one(sid, group, false)
+      else  -- a plain group: no room or rate limit to weigh
+        local _, empty = pop(group, 1, false, nil)
+        if empty then drained[#drained + 1] = group else stays = true end
+      end
     else
       stays = visit(group, alone, sid)
     end
-    if stays then keep[#keep + 1] = group else dropped[#dropped + 1] = group end
+    if stays then
+      keep[#keep + 1] = group
+    elseif not (sid and gone[#gone] == group) then
+      dropped[#dropped + 1] = group
+    end
   end
   if seen < len or #keep < len then
     redis.call('LTRIM', ring, seen, -1)
@@ -225,15 +233,37 @@ local function active_take()
   redis.call('HSET', ns .. 'active', unpack(args))
 end
 
+-- a's items then b's: a itself when b is empty, b when a is (the usual batch has only one of them).
+local function joined(a, b)
+  if #b == 0 then return a end
+  if #a == 0 then return b end
+  local all = {unpack(a)}
+  for i = 1, #b do all[#all + 1] = b[i] end
+  return all
+end
+
+-- The ready counter of the groups whose solo this call took, after their HDEL (a recount's lane_len reads
+-- it): one delta for all with exact counters, not a ready_batch call a group.
+local function gone_settle()
+  if #gone == 0 then return end
+  if tally_mode() == 'exact' then
+    ready_batch(gone[1], -#gone)  -- exact: one delta, settled with the others
+  else
+    for i = 1, #gone do ready_add(gone[i], -1) end
+  end
+end
+
 while got < want and ringlen > 0 do turn() end
 -- An id popped ahead and not used goes back to the head of its lane.
 for group, id in pairs(spare) do
   redis.call('LPUSH', ns .. 'lane:' .. group, id)
   ready_batch(group, 1)
 end
+-- The groups whose solo was taken left the ring and the lane set: they ride with the others' SREMs.
 each_chunk(gone, function(groups) redis.call('HDEL', ns .. 'solo', unpack(groups)) end)
-each_chunk(dropped, function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
-each_chunk(drained, function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
+each_chunk(joined(dropped, gone), function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
+each_chunk(joined(drained, gone), function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
+gone_settle()
 if #drained > 0 and prio_any() then for _, group in ipairs(drained) do prio_drained(group) end end
 ready_settle()
 
