@@ -94,7 +94,9 @@ local function prefetch(groups)
 end
 
 local function lease_one(id, group, capped)
-  id = prio_pop(group, id)  -- a marker stands for the first job of the group's priority zset (_prio.lua)
+  -- A marker stands for the first job of the group's priority zset (_prio.lua); the test is inline, as
+  -- those below (emit, the earliest expiry): a Lua call a job is ~1 % of a claim's instructions.
+  if id == PMARK then id = prio_pop(group, id) end
   if not id then return end
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
@@ -113,7 +115,7 @@ local function lease_one(id, group, capped)
   local expiry = now + ms
   redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
     'worker', worker)
-  emit('active', id, token)
+  if EVENTS_MAX > 0 then emit('active', id, token) end
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
   if capped then  -- only a lease under a cap is counted (_prelude's active_add): held records those
@@ -121,7 +123,7 @@ local function lease_one(id, group, capped)
     held[#held + 1] = group
     taken[group] = (taken[group] or 0) + 1
   end
-  first_expiry = math.min(first_expiry, expiry)
+  if expiry < first_expiry then first_expiry = expiry end
   got = got + 1
   if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
@@ -182,9 +184,9 @@ end
 -- never rotated one by one. The groups that stay move to the tail in that order and those that
 -- leave are cut, with one LTRIM and one RPUSH at the turn's end (none when every group stayed).
 -- A plain group not alone on the ring (no cap in the queue; in a limited one no limit of its own,
--- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) goes straight to pop:
--- the usual turn of a queue of many small groups skips visit's room and rate bookkeeping (a Lua
--- call costs ~500 instructions here).
+-- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) goes straight to pop,
+-- or with a solo straight to lease_one: the usual turn of a queue of many small groups skips visit's
+-- room and rate bookkeeping (a Lua call costs ~500 instructions here).
 local function turn()
   local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
