@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -213,6 +214,50 @@ def tree_cpu(pid: int) -> float:
     except (FileNotFoundError, ProcessLookupError):
         children = []
     return total + sum(tree_cpu(c) for c in children)
+
+
+def _sched(pid: int) -> tuple[float, float]:
+    """(CPU, waiting for a core) in ms, summed over a process's live threads (/proc/<pid>/task/*/schedstat)."""
+    cpu = wait = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            ran, waited = (task / "schedstat").read_text().split()[:2]
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended meanwhile
+        cpu, wait = cpu + int(ran), wait + int(waited)
+    return cpu / 1e6, wait / 1e6
+
+
+class HostWaits:
+    """How long each process of a run was ready to run but found no free core (the host's share of a stall).
+
+    A p99 made of 5-30 ms stalls while the worker, the server or this process (the producer) waited
+    that long in the run queue is the machine's load, not emq's: the figure is kept beside the run's
+    percentiles so a reader can tell the two apart (issue #19). The server counts only when it is a
+    private server on this host; each is skipped where /proc cannot read it.
+    """
+
+    def __init__(self, ctx: Ctx, worker: WorkerProc) -> None:
+        self.pids = {"worker": worker.proc.pid, "bench": os.getpid()}
+        if ctx.private and urlsplit(ctx.url).hostname in ("127.0.0.1", "localhost", "::1"):
+            self.pids["server"] = int(ctx.client.info("server")["process_id"])
+        self.start = {who: self._read(pid) for who, pid in self.pids.items()}
+
+    @staticmethod
+    def _read(pid: int) -> tuple[float, float] | None:
+        try:
+            return _sched(pid)
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            return None
+
+    def done(self) -> dict[str, dict[str, float]]:
+        """Per process: CPU ms and run-queue wait ms since the start."""
+        out = {}
+        for who, pid in self.pids.items():
+            end, start = self._read(pid), self.start[who]
+            if end is not None and start is not None:
+                out[who] = {"cpu_ms": round(end[0] - start[0], 1), "runq_wait_ms": round(end[1] - start[1], 1)}
+        return out
 
 
 def reset_stats(ctx: Ctx) -> None:

@@ -13,6 +13,7 @@ from bench import jobs, wire
 from bench.claims import claims
 from bench.harness import (
     Ctx,
+    HostWaits,
     Progress,
     RoundTrips,
     WorkerProc,
@@ -266,8 +267,10 @@ def latency(ctx: Ctx) -> None:
 def _pooled(runs: list[dict]) -> dict:
     """Percentiles over every sample of the runs (no picking the better run); each run kept too."""
     ms = [x for r in runs for x in r.pop("ms")]
+    waited = {who: sum(r["host"].get(who, {}).get("runq_wait_ms", 0.0) for r in runs) / len(ms)
+              for who in runs[0]["host"]}
     return {"n": len(ms), "p50_ms": pct(ms, 50), "p99_ms": pct(ms, 99), "max_ms": max(ms), "runs": runs,
-            "how": "2 runs pooled (shared machine)"}
+            "runq_wait_ms_per_job": waited, "how": "2 runs pooled (shared machine)"}
 
 
 def _latency_run(ctx: Ctx, n: int, label: str) -> dict:
@@ -277,27 +280,37 @@ def _latency_run(ctx: Ctx, n: int, label: str) -> dict:
     time.sleep(0.5)
     fn = jobs.stamp.using(queue=queue)
     bar = Progress(f"latency at 100 jobs/s, {label}", n)
-    ids, enqueued, start = [], [], time.perf_counter()
+    ids, enqueued, returned, start = [], [], [], time.perf_counter()
+    waits = HostWaits(ctx, w)
     for i in range(n):
         time.sleep(max(0.0, start + i / 100 - time.perf_counter()))
         enqueued.append(time.time())
         ids.append(fn.enqueue(enqueued[-1]).id)
+        returned.append(time.time())
         bar.update(i + 1)
     bar.close()
     wait_completed(ctx, queue, n, "latency: last jobs", w, timeout=30)
+    host = waits.done()
     w.stop()
     ms = [r * 1000 for r in results(ctx, queue, ids)]
-    return _run_result(ctx, queue, ids, enqueued, ms)
+    return _run_result(ctx, queue, ids, enqueued, ms, host, returned)
 
 
-def _run_result(ctx: Ctx, queue: str, ids: list[str], t0s: list[float], ms: list[float]) -> dict:
-    """One run's figures, its samples (pooled by _pooled) and where its slowest 1% went."""
+def _run_result(ctx: Ctx, queue: str, ids: list[str], t0s: list[float], ms: list[float], host: dict,
+                returned: list[float] | None = None) -> dict:
+    """One run's figures, its samples (pooled by _pooled), where its slowest 1% went, and how long the
+    run's processes waited for a core (``HostWaits``: the host's share of the stalls)."""
     return {"n": len(ms), "p50_ms": pct(ms, 50), "p99_ms": pct(ms, 99), "max_ms": max(ms), "ms": ms,
-            "slowest": _steps(ctx, queue, ids, t0s, ms)}
+            "slowest": _steps(ctx, queue, ids, t0s, ms, returned), "host": host}
 
 
-def _steps(ctx: Ctx, queue: str, ids: list[str], t0s: list[float], ms: list[float]) -> list[dict]:
-    """Where the slowest 1% spent their time: t0 (enqueue or due) -> minted -> claimed -> started."""
+def _steps(ctx: Ctx, queue: str, ids: list[str], t0s: list[float], ms: list[float],
+           returned: list[float] | None = None) -> list[dict]:
+    """Where the slowest 1% spent their time: t0 (enqueue or due) -> minted -> claimed -> started.
+
+    Server times (minted, claimed) are whole ms; with ``returned`` (when each enqueue call came back,
+    this process's clock) ``enqueue_call`` is the producer's whole call to the microsecond.
+    """
     slow = sorted(range(len(ids)), key=lambda i: -ms[i])[: max(2, len(ids) // 100)]
     pipe = ctx.client.pipeline(transaction=False)
     for i in slow:
@@ -310,6 +323,8 @@ def _steps(ctx: Ctx, queue: str, ids: list[str], t0s: list[float], ms: list[floa
             "to_claim": round(int(claimed) - max(int(created), t0), 1),
             "claim_to_start": round(t0 + ms[i] - int(claimed), 1),
         })
+        if returned is not None:
+            steps[-1]["enqueue_call"] = round((returned[i] - t0s[i]) * 1000, 2)
     return steps
 
 
@@ -325,13 +340,15 @@ def _delayed_run(ctx: Ctx, n: int, label: str) -> dict:
     time.sleep(0.5)
     fn = jobs.stamp.using(queue=queue)
     ids, dues = [], []
+    waits = HostWaits(ctx, w)
     for _ in range(n):
         dues.append(round(time.time() + random.uniform(1, 3), 3))
         ids.append(fn.enqueue_at(datetime.fromtimestamp(dues[-1], tz=UTC), dues[-1]).id)
     wait_completed(ctx, queue, n, f"delayed jobs due in 1-3 s, {label}", w, timeout=30)
+    host = waits.done()
     w.stop()
     ms = [r * 1000 for r in results(ctx, queue, ids)]
-    return _run_result(ctx, queue, ids, dues, ms)
+    return _run_result(ctx, queue, ids, dues, ms, host)
 
 
 def fairness(ctx: Ctx) -> None:

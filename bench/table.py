@@ -129,6 +129,9 @@ def _latency(r: dict, rows: Rows) -> None:
     if de := r.get("delayed"):
         rows.add("delayed lateness p50 / p99 ms", f"{de['p50_ms']:.2f} / {de['p99_ms']:.2f}",
                  f"p99 <= {DELAYED_P99_MS}", de["p99_ms"] <= DELAYED_P99_MS, "48 / 95", "Celery 1.7 / 4.1")
+    for name, phase in (("latency", la), ("delayed", de)):  # the host's share of their stalls (HostWaits)
+        if phase and (waits := phase.get("runq_wait_ms_per_job")):
+            rows.add(f"  {name}: ms a job waiting for a core", " / ".join(f"{k} {v:.2f}" for k, v in waits.items()))
 
 
 def _fairness(r: dict, rows: Rows) -> None:

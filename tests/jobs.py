@@ -51,6 +51,14 @@ def pid():
 # -- leases (tests/test_leases.py) ------------------------------------------------------------
 
 
+@emq.job
+def frozen():
+    """Objects the worker's process froze out of the cyclic GC's reach at start-up (startup.freeze_heap)."""
+    import gc
+
+    return gc.get_freeze_count()
+
+
 def _note(path, line):
     with open(path, "a") as f:
         f.write(f"{line}\n")

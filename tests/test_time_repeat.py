@@ -7,11 +7,12 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db import DatabaseError
 
 from emq.core.engine import Queue
 from emq.models import Recurrence, RecurrenceMarker
 from emq.runtime.pump import Pump
-from emq.scheduling import repeat
+from emq.scheduling import repeat, rowsync
 from tests import jobs  # noqa: F401  (registers tests.jobs.*)
 from tests.procs import server_ms, wait_for
 
@@ -113,6 +114,32 @@ def test_a_pump_resyncs_rows_when_the_marker_moves(emq_env, client, pumps):
     assert repeat.names(q) == []  # marker unchanged: nothing to do
     RecurrenceMarker.objects.filter(pk=1).update(version=999)
     wait_for(lambda: repeat.names(q) == ["lost"], timeout=5, what="re-sync after the marker moved")
+
+
+def test_rows_that_cannot_be_read_are_looked_at_less_often(monkeypatch):
+    """While the rows cannot be read (no table: not migrated), a leading Pump's looks back off from
+    CHECK_EVERY, doubling up to BACKOFF_MAX; the first good look brings them back to CHECK_EVERY."""
+    monkeypatch.setattr(rowsync, "CHECK_EVERY", 0.005)
+    monkeypatch.setattr(rowsync, "BACKOFF_MAX", 0.04)
+    rows, stop, pauses = rowsync.RowSync([]), threading.Event(), []
+    rows.pause = rowsync.CHECK_EVERY
+    readable = threading.Event()
+
+    def look() -> None:
+        if not readable.is_set():
+            raise DatabaseError("no such table: emq_recurrencemarker")
+
+    def leading() -> bool:
+        pauses.append(rows.pause)  # the pause that led to this look
+        if len(pauses) == 6:
+            readable.set()
+        if len(pauses) == 8:
+            stop.set()
+        return True
+
+    monkeypatch.setattr(rows, "_check", look)
+    rows.run(stop, leading)
+    assert pauses == [0.005, 0.01, 0.02, 0.04, 0.04, 0.04, 0.005, 0.005]
 
 
 def test_missed_policies_after_a_pump_outage(emq_env, client, pumps, settings):

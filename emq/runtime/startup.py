@@ -9,6 +9,7 @@ configuration that no wait can mend (no EMQ_URL and no embedded server installed
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import threading
@@ -57,3 +58,16 @@ def _stop_on_signals() -> threading.Event:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
     return stop
+
+
+def freeze_heap() -> None:
+    """Put every object alive after start-up (Django, the job modules) out of the cyclic GC's reach.
+
+    A full collection walks every tracked object: ~74,000 after a worker's start-up, 80-90 ms on the
+    bench's shared cores (issue #19), a stall for every job starting meanwhile. Start-up's objects live
+    as long as the process, so walking them finds nothing; frozen, a collection walks only what came
+    after (Instagram's "Dismissing Python Garbage Collection"). Before a fork (``--processes``) it also
+    keeps the children's collections from writing to the pages they share with the supervisor.
+    """
+    gc.collect()  # start-up's garbage first: a frozen object is never freed
+    gc.freeze()

@@ -33,6 +33,7 @@ class Command(BaseCommand):
             apply_group_limits(names)
             apply_rate_limits(names)
             autodiscover()
+            startup.freeze_heap()
             run_forever(names)  # says it runs through the "emq.pump" logger (JSON with EMQ_LOG_FORMAT=json)
         except EmqError as exc:
             raise CommandError(str(exc)) from None

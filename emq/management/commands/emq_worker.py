@@ -73,6 +73,7 @@ class Command(BaseCommand):
 
                 serve(int(metrics_port), options["processes"])
             if startup.wait_for_server():
+                startup.freeze_heap()
                 _run(work, options["processes"])
         except EmqError as exc:
             raise CommandError(str(exc)) from None
