@@ -74,6 +74,20 @@ def test_each_group_and_the_whole_queue(emq_env):
     assert len(q.bclaim(100, "w")) == 3
 
 
+def test_a_stored_limit_keeps_the_hash_a_hashtable_and_reads_as_written(emq_env):
+    q = Queue("default")
+    q.client.hset(q.keys.rates, "old", "2,60000")  # as the previous version stored it
+    emq.set_rate_limit("default", 3, 60, group="new")
+    assert q.client.object("encoding", q.keys.rates) == "hashtable"  # a claim's HMGET looks up, not scans
+    assert emq.rate_limits("default") == {"old": (2, 60.0), "new": (3, 60.0)}
+    jobs.add.using(group="old").enqueue_many([((i, 0), {}) for i in range(5)])
+    jobs.add.using(group="new").enqueue_many([((i, 0), {}) for i in range(5)])
+    assert sorted(c.group for c in q.bclaim(100, "w")) == ["new"] * 3 + ["old"] * 2
+    emq.remove_rate_limit("default", group="new")
+    emq.remove_rate_limit("default", group="old")
+    assert not q.client.exists(q.keys.rates)  # no limit left: a claim takes the queue for unlimited
+
+
 def test_the_pump_puts_a_held_lane_back_when_its_window_frees(emq_env):
     q = Queue("default")
     emq.set_rate_limit("default", 2, 0.5, group="g")

@@ -113,7 +113,7 @@ FIXED = frozenset(
         "relay:seq",  # string  the last relay entry's sequence number (entries are acknowledged up to one)
         "flows",  # zset  flow id -> created ms: the batches and chains recorded in this queue
         "events",  # stream  state changes, one entry per script call (EMQ_EVENTS), capped near EMQ_EVENTS_MAX
-        "rates",  # hash  group | "*" | "" (the queue) -> "<limit>,<per ms>": rate limits
+        "rates",  # hash  group | "*" | "" (the queue) -> "<limit>,<per ms>": rate limits (and set_rate.lua's WIDE)
         "rhold",  # zset  group | "" -> ms its rate hold ends (a full window, or a job's RateLimited)
         "rout",  # set   held groups taken off the ring; the Pump's tick puts them back
         "prio",  # set   groups in priority mode (their ready jobs in plane:<group>)

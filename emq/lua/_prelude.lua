@@ -29,6 +29,10 @@ local DEFAULT = {args = '[]', kwargs = '{}', attempts = '0', max_attempts = '3',
 
 -- Call f with the items of a list, at most 1000 at a time (unpack's limit is a few thousand).
 local function each_chunk(list, f)
+  if #list <= 1000 then
+    if #list > 0 then f(list) end  -- the usual case: the list itself, not a copy
+    return
+  end
   for i = 1, #list, 1000 do f({unpack(list, i, math.min(i + 999, #list))}) end
 end
 
@@ -105,10 +109,11 @@ local function lane_append(group, ids)
 end
 
 -- The groups of a batch mint (two or more) that had no ready work and get one id, not in priority mode,
--- take a solo (_counters.lua): one SMISMEMBER and one HSET a chunk of groups where each would have cost a
--- list key (and bclaim its LPOP). Returns the set of those groups; a mint of one group keeps its list.
+-- take a solo (_counters.lua): one SMISMEMBER, one HSET and one SADD to the lane set a chunk of groups where
+-- each would have cost a list key (and bclaim its LPOP) and an SADD. Returns the set of those groups, which
+-- the caller puts on the ring (solo_joined); a mint of one group keeps its list.
 local function solo_mint(groups, ready_ids)
-  local made, pairs_ = {}, {}
+  local made, pairs_, joined = {}, {}, {}
   each_chunk(groups, function(chunk)
     local had = redis.call('SMISMEMBER', ns .. 'lanes', unpack(chunk))
     for i = 1, #chunk do
@@ -116,12 +121,14 @@ local function solo_mint(groups, ready_ids)
       local ids = ready_ids[group]
       if had[i] == 0 and #ids == 1 and not prio_on(group) then
         made[group] = true
+        joined[#joined + 1] = group
         pairs_[#pairs_ + 1] = group
         pairs_[#pairs_ + 1] = ids[1]
       end
     end
   end)
   each_chunk(pairs_, function(chunk) redis.call('HSET', ns .. 'solo', unpack(chunk)) end)
+  each_chunk(joined, function(chunk) redis.call('SADD', ns .. 'lanes', unpack(chunk)) end)
   return made
 end
 
@@ -152,9 +159,9 @@ local function lane_batch()
   local function flush()
     local solo = #groups > 1 and solo_mint(groups, ready_ids) or {}
     for _, group in ipairs(groups) do
-      if solo[group] then
+      if solo[group] then  -- in the lane set already (solo_mint): lane_joined's ring half, in mint order
         ready_batch(group, 1)
-        lane_joined(group, false)
+        if not off_ring(group) then ring_join(group) end
       else
         flush_group(group)
       end

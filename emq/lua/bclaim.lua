@@ -94,7 +94,9 @@ local function prefetch(groups)
 end
 
 local function lease_one(id, group, capped)
-  id = prio_pop(group, id)  -- a marker stands for the first job of the group's priority zset (_prio.lua)
+  -- A marker stands for the first job of the group's priority zset (_prio.lua); the test is inline, as
+  -- those below (emit, the earliest expiry): a Lua call a job is ~1 % of a claim's instructions.
+  if id == PMARK then id = prio_pop(group, id) end
   if not id then return end
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'fn', 'args', 'kwargs', 'lease', 'max_attempts', 'backoff', 'attempts',
@@ -113,7 +115,7 @@ local function lease_one(id, group, capped)
   local expiry = now + ms
   redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
     'worker', worker)
-  emit('active', id, token)
+  if EVENTS_MAX > 0 then emit('active', id, token) end
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
   if capped then  -- only a lease under a cap is counted (_prelude's active_add): held records those
@@ -121,7 +123,7 @@ local function lease_one(id, group, capped)
     held[#held + 1] = group
     taken[group] = (taken[group] or 0) + 1
   end
-  first_expiry = math.min(first_expiry, expiry)
+  if expiry < first_expiry then first_expiry = expiry end
   got = got + 1
   if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
@@ -138,9 +140,8 @@ end
 -- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
 -- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
 local function pop(group, n, capped, solo)
-  if solo then  -- the group's only ready job, no list (a group with a solo has no spare)
+  if solo then  -- the group's only ready job, no list (a group with a solo has no spare); counted in gone_settle
     gone[#gone + 1] = group
-    ready_batch(group, -1)
     lease_one(solo, group, capped)
     return 1, true
   end
@@ -173,7 +174,7 @@ local function visit(group, alone, solo)
   if take > 0 then popped, empty = pop(group, take, capped, solo) end
   if rr and rr - popped <= 0 then rate_exhausted(group) end
   if empty then
-    drained[#drained + 1] = group
+    if not solo then drained[#drained + 1] = group end  -- a solo taken is in gone
     return false
   end
   return not (r and r - popped <= 0)
@@ -183,9 +184,9 @@ end
 -- never rotated one by one. The groups that stay move to the tail in that order and those that
 -- leave are cut, with one LTRIM and one RPUSH at the turn's end (none when every group stayed).
 -- A plain group not alone on the ring (no cap in the queue; in a limited one no limit of its own,
--- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) goes straight to pop:
--- the usual turn of a queue of many small groups skips visit's room and rate bookkeeping (a Lua
--- call costs ~500 instructions here).
+-- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) goes straight to pop,
+-- or with a solo straight to lease_one: the usual turn of a queue of many small groups skips visit's
+-- room and rate bookkeeping (a Lua call costs ~500 instructions here).
 local function turn()
   local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
@@ -198,12 +199,21 @@ local function turn()
     local group = chunk[at]
     local alone, stays, sid = seen == len and #keep == 0, false, solo and solo[at]
     if not alone and not has_caps and (not limited or not (RATES[group] or HOLDAT[group])) then
-      local _, empty = pop(group, 1, false, sid)  -- a plain group: no room or rate limit to weigh
-      if empty then drained[#drained + 1] = group else stays = true end
+      if sid then  -- a plain group's solo: taken, and the group leaves (gone, settled after the loop)
+        gone[#gone + 1] = group
+        lease_one(sid, group, false)
+      else  -- a plain group: no room or rate limit to weigh
+        local _, empty = pop(group, 1, false, nil)
+        if empty then drained[#drained + 1] = group else stays = true end
+      end
     else
       stays = visit(group, alone, sid)
     end
-    if stays then keep[#keep + 1] = group else dropped[#dropped + 1] = group end
+    if stays then
+      keep[#keep + 1] = group
+    elseif not (sid and gone[#gone] == group) then
+      dropped[#dropped + 1] = group
+    end
   end
   if seen < len or #keep < len then
     redis.call('LTRIM', ring, seen, -1)
@@ -225,15 +235,37 @@ local function active_take()
   redis.call('HSET', ns .. 'active', unpack(args))
 end
 
+-- a's items then b's: a itself when b is empty, b when a is (the usual batch has only one of them).
+local function joined(a, b)
+  if #b == 0 then return a end
+  if #a == 0 then return b end
+  local all = {unpack(a)}
+  for i = 1, #b do all[#all + 1] = b[i] end
+  return all
+end
+
+-- The ready counter of the groups whose solo this call took, after their HDEL (a recount's lane_len reads
+-- it): one delta for all with exact counters, not a ready_batch call a group.
+local function gone_settle()
+  if #gone == 0 then return end
+  if tally_mode() == 'exact' then
+    ready_batch(gone[1], -#gone)  -- exact: one delta, settled with the others
+  else
+    for i = 1, #gone do ready_add(gone[i], -1) end
+  end
+end
+
 while got < want and ringlen > 0 do turn() end
 -- An id popped ahead and not used goes back to the head of its lane.
 for group, id in pairs(spare) do
   redis.call('LPUSH', ns .. 'lane:' .. group, id)
   ready_batch(group, 1)
 end
+-- The groups whose solo was taken left the ring and the lane set: they ride with the others' SREMs.
 each_chunk(gone, function(groups) redis.call('HDEL', ns .. 'solo', unpack(groups)) end)
-each_chunk(dropped, function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
-each_chunk(drained, function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
+each_chunk(joined(dropped, gone), function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
+each_chunk(joined(drained, gone), function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
+gone_settle()
 if #drained > 0 and prio_any() then for _, group in ipairs(drained) do prio_drained(group) end end
 ready_settle()
 

@@ -8,11 +8,22 @@
   Derived: rates, rhold, rout, ring, ring:in, lane:<group>, caps, active, paused:groups, wake
   Returns: 1
 ]]
+-- WIDE: a field no group has, whose value (longer than hash-max-listpack-value: 64 bytes by default, 1,024
+-- on the embedded server) makes rates a hashtable for good on Redis 7 and Valkey. A hash of up to 512
+-- entries would be a listpack, which each lookup scans: a claim's per-chunk HMGET of its groups cost
+-- ~16k instructions a claimed job at 200 limits. Readers skip the field (engine/rates.py); it parses as
+-- "0,0" for a reader that does not (an earlier version's). It leaves with the last limit.
+local WIDE, WIDTH = '\0wide', 1100
+local rates = ns .. 'rates'
 local group, spec = ARGV[1], ARGV[2]
 if spec == '' then
-  redis.call('HDEL', ns .. 'rates', group)
+  redis.call('HDEL', rates, group)
+  if redis.call('HLEN', rates) == 1 and redis.call('HEXISTS', rates, WIDE) == 1 then redis.call('DEL', rates) end
 else
-  redis.call('HSET', ns .. 'rates', group, spec)
+  redis.call('HSET', rates, group, spec)
+  if redis.call('HEXISTS', rates, WIDE) == 0 then
+    redis.call('HSET', rates, WIDE, string.rep('0', WIDTH - 2) .. ',0')
+  end
 end
 -- "*" is every group's: each held group is looked at again (O(held groups); changing it is rare).
 local groups = {group}

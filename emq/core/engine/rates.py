@@ -10,6 +10,7 @@ from .base import Ops
 
 QUEUE = ""  # the field of a whole-queue limit
 EACH = "*"  # the field of a limit every group has on its own
+WIDE = "\0wide"  # not a limit: its long value keeps the hash a hashtable (set_rate.lua)
 
 
 class RateOps(Ops):
@@ -22,7 +23,7 @@ class RateOps(Ops):
     def limits(self) -> dict[str, tuple[int, int]]:
         """{group: (limit, per ms)}; "" is the whole queue's, "*" each group's."""
         raw = self._read(lambda c: c.hgetall(self.keys.rates))
-        return {g: (int(s.split(",")[0]), int(s.split(",")[1])) for g, s in raw.items()}
+        return {g: (int(s.split(",")[0]), int(s.split(",")[1])) for g, s in raw.items() if g != WIDE}
 
     def holds(self, count: int = 100) -> list[tuple[str, int]]:
         """The groups held now (by a full window or a job's RateLimited), soonest freed first, with the ms it ends."""
