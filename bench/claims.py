@@ -9,7 +9,8 @@ The server's allocator moves this ratio: the many side allocates and frees more 
 malloc; release builds of Valkey and Redis use jemalloc. Measured 2026-12-04, 3 runs each, alternating:
 embedded 0.67 / 0.78 / 0.76x, a private Redis 7.0.15 (jemalloc, ``--url ... --private``) 0.92 / 0.86 /
 0.86x; callgrind of the embedded one puts ~2.6k instructions and ~60 L1 misses of the many side's extra
-per job in malloc, free and malloc_consolidate.
+per job in malloc, free and malloc_consolidate. So ``make bench`` runs the phase on a private jemalloc
+server too when the host has one (bench/allocator.py).
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def claims(ctx: Ctx) -> None:
         if ctx.private:
             out[f"{side}_server_usec_per_job"] = statistics.median(x[side]["server_usec"] for x in rounds)
     bar.close(f"{out['one_per_s']:,.0f} vs {out['many_per_s']:,.0f} jobs/s ({out['ratio']:.2f}x)")
+    if "embedded" in ctx.server and not ctx.quick:  # the embedded Valkey's allocator is libc malloc
+        from bench.allocator import claims_on_jemalloc
+
+        out["jemalloc"] = claims_on_jemalloc()
     ctx.results["claims"] = out
 
 

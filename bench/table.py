@@ -161,6 +161,12 @@ def _claims(r: dict, rows: Rows) -> None:
     if "one_server_usec_per_job" in c:
         rows.add("  server µs/job in the claim script, 1 group vs many",
                  f"{c['one_server_usec_per_job']:.1f} vs {c['many_server_usec_per_job']:.1f}")
+    if j := c.get("jemalloc"):  # the embedded Valkey runs libc malloc; release builds jemalloc (bench/allocator.py)
+        rows.add(f"  same on a private {j['server']}", f"{j['one_per_s']:,.0f} vs {j['many_per_s']:,.0f} "
+                 f"({j['ratio']:.2f}x; rounds {' / '.join(f'{x:.2f}' for x in j['runs_ratio'])})",
+                 f">= {MANY_GROUPS_VS_ONE}x", j["ratio"] >= MANY_GROUPS_VS_ONE)
+        rows.add("    server µs/job in the claim script, 1 group vs many",
+                 f"{j['one_server_usec_per_job']:.1f} vs {j['many_server_usec_per_job']:.1f}")
 
 
 def _scale(r: dict, rows: Rows) -> None:
