@@ -121,8 +121,7 @@ def test_rows_that_cannot_be_read_are_looked_at_less_often(monkeypatch):
     CHECK_EVERY, doubling up to BACKOFF_MAX; the first good look brings them back to CHECK_EVERY."""
     monkeypatch.setattr(rowsync, "CHECK_EVERY", 0.005)
     monkeypatch.setattr(rowsync, "BACKOFF_MAX", 0.04)
-    rows, stop, pauses = rowsync.RowSync([]), threading.Event(), []
-    rows.pause = rowsync.CHECK_EVERY
+    rows, stop, pauses = rowsync.RowSync([]), threading.Event(), []  # its pause starts at CHECK_EVERY
     readable = threading.Event()
 
     def look() -> None:

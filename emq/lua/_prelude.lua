@@ -111,7 +111,7 @@ end
 -- The groups of a batch mint (two or more) that had no ready work and get one id, not in priority mode,
 -- take a solo (_counters.lua): one SMISMEMBER, one HSET and one SADD to the lane set a chunk of groups where
 -- each would have cost a list key (and bclaim its LPOP) and an SADD. Returns the set of those groups, which
--- the caller puts on the ring (solo_joined); a mint of one group keeps its list.
+-- lane_batch's flush puts on the ring; a mint of one group keeps its list.
 local function solo_mint(groups, ready_ids)
   local made, pairs_, joined = {}, {}, {}
   each_chunk(groups, function(chunk)
