@@ -63,8 +63,11 @@ def running(folder: Path) -> str | None:
     return f"redis://127.0.0.1:{port}/0" if port and _answers(port) else None
 
 
-def start(folder: Path, *, persist: bool = True, timeout: float = 10.0) -> str:
-    """Return the URL of the folder's Valkey, starting it when none answers."""
+def start(folder: Path, *, persist: bool = True, timeout: float = 10.0, server: str | None = None) -> str:
+    """Return the URL of the folder's Valkey, starting it when none answers.
+
+    ``server``: another ``valkey-server`` or ``redis-server`` binary to run with the same settings
+    (``make bench`` compares the embedded build's allocator with a release build's)."""
     folder.mkdir(parents=True, exist_ok=True)
     port_file = folder / "valkey.port"
     with open(folder / "valkey.lock", "w") as lock:
@@ -74,7 +77,7 @@ def start(folder: Path, *, persist: bool = True, timeout: float = 10.0) -> str:
             if port and _answers(port):
                 return f"redis://127.0.0.1:{port}/0"
         port = _free_port()
-        _launch(folder, port, persist)
+        _launch(folder, port, persist, server or binary())
         deadline = time.monotonic() + timeout
         while not _answers(port):
             if time.monotonic() > deadline:
@@ -85,9 +88,9 @@ def start(folder: Path, *, persist: bool = True, timeout: float = 10.0) -> str:
         return f"redis://127.0.0.1:{port}/0"
 
 
-def _launch(folder: Path, port: int, persist: bool) -> None:
+def _launch(folder: Path, port: int, persist: bool, server: str) -> None:
     args = [
-        binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+        server, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
         "--daemonize", "yes", "--pidfile", str(folder / "valkey.pid"),
         "--logfile", str(folder / "valkey.log"), "--save", "",
         "--appendonly", "yes" if persist else "no", "--appendfsync", "everysec",
