@@ -14,6 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+import pytest
 import redis
 
 from emq.core import embedded
@@ -39,6 +40,21 @@ def test_run_until_empty_leaves_no_thread_behind(emq_env):
         run_until_empty(concurrency=4)
     leftover = [t.name for t in threading.enumerate()]
     assert threading.active_count() <= before, f"threads left behind: {leftover}"
+
+
+def test_a_stopped_worker_closes_its_loops_own_connection(emq_env):
+    """The loop's connection (``own_client``) is closed with the worker, not left to the garbage
+    collector: that closes it in whatever thread collects it, where a time limit's exception can land
+    mid-close and leave the socket open (a ResourceWarning that once failed CI)."""
+    from emq.runtime.worker import Worker
+
+    jobs.add.enqueue(1, 2)
+    w = Worker(["default"], concurrency=2, pump=False, burst=True, park_timeout=0.5)
+    assert w.run() == 0 and w.processed == 1
+    if w.wire.client is None:
+        pytest.skip("on a cluster the loop uses the shared client: it has no connection of its own")
+    own = w.wire.client.connection_pool.get_connection()  # its one connection, as it is: no reconnect
+    assert not own.is_connected
 
 
 def test_a_pump_resigns_only_its_own_lead(emq_env):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.connection import own_client
+from ..core.connection import disconnect, own_client
 from ..core.engine import Queue
 
 
@@ -27,5 +27,7 @@ class Wire:
         return self._wired[i]
 
     def close(self) -> None:
+        """Close the loop's connection: ``Redis.close`` leaves a pool it was given open, and a
+        connection left to the garbage collector closes in whatever thread collects it."""
         if self.client is not None:
-            self.client.close()
+            disconnect(self.client)
