@@ -93,7 +93,7 @@ def own_client() -> Any:
     A shared pool hands out a connection under a lock and polls it for unread data, then records
     its return: a system call that gives up the GIL, and a worker's loop waits behind its job threads
     to get it back on every round trip. This connection is handed out as it is: its only caller
-    reads every reply or disconnects it (``scripts._exchange``). None on a cluster: its client serves.
+    reads every reply or disconnects it (``wire.exchange``, ``wire.Line``). None on a cluster: its client serves.
     """
     client = get_client()
     if not isinstance(client, redis.Redis):

@@ -261,11 +261,22 @@ def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequen
                    meanwhile: Callable[[], None] | None = None) -> list[Any]:
     """A pipeline without redis-py's Pipeline object: on the worker's hot path (a round trip
     every ~10 jobs) building, executing and resetting one cost more CPU than the jobs did."""
-    commands = []
-    for name, keys, args in calls:
-        full = declared(keys)
-        commands.append(current(name).command(full, args))
-    return _exchange(client, commands, meanwhile)
+    return _exchange(client, [current(name).command(declared(keys), args) for name, keys, args in calls], meanwhile)
+
+
+def send_on(line: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> None:
+    """Send scripts on a held connection (``wire.Line``) and leave their replies to ``read_on``."""
+    line.send([current(name).command(declared(keys), args) for name, keys, args in calls])
+
+
+def read_on(line: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> list[Any]:
+    """The replies of the oldest scripts sent on line (errors as values); one missing runs again alone,
+    once every request in flight is read (the client's connection is free for it then)."""
+    replies = line.read()
+    if any(map(_again, replies)):
+        line.settle()
+        replies = _settled(line.client, calls, replies, raise_on_error=False)
+    return replies
 
 
 def on_owner(client: Any, key: str, commands: Sequence[tuple[Any, ...]]) -> list[Any]:

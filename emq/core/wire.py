@@ -138,3 +138,68 @@ def _checkin(client: Any, conn: Any) -> None:
             if held is None or held[0] != _forks:
                 held = client.__dict__[IDLE] = (_forks, collections.deque())
     held[1].append(conn)  # deque.append and .pop are atomic: threads share it without a lock
+
+
+class Line:
+    """One connection of a plain client, held by one thread while its requests are in flight: each is
+    sent at once and its replies read later, oldest first (``read``). The worker's loop sends its next
+    round trip before it reads the last one, so the server runs one while the loop handles the other.
+
+    The connection goes back to the client once nothing is in flight: any other call on the client
+    (which may have this one connection only, ``connection.own_client``) waits until then.
+    ``settle`` reads every request still in flight ahead of time, for a caller that must use the
+    client at once (a script to load and run again). An error drops every request in flight.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.conn: Any = None
+        self.flying: collections.deque[int] = collections.deque()  # replies each request in flight awaits
+        self.early: collections.deque[list[Any]] = collections.deque()  # replies read ahead (``settle``)
+
+    def __len__(self) -> int:
+        return len(self.flying) + len(self.early)
+
+    def send(self, commands: Sequence[tuple[Any, ...]]) -> None:
+        if self.conn is None:
+            self.conn = _checkout(self.client)
+            if _stale(self.conn):
+                self.conn.disconnect()  # sending reconnects it
+        try:  # no health check behind a reply in flight: its PING would read that reply as its own
+            self.conn.send_packed_command(pack(self.conn, commands), check_health=not self.flying)
+        except BaseException:
+            self.drop()
+            raise
+        self.flying.append(len(commands))
+
+    def read(self) -> list[Any]:
+        """The replies of the oldest request in flight (errors as values)."""
+        if self.early:
+            return self.early.popleft()
+        return self._read_flying()
+
+    def settle(self) -> None:
+        """Read the replies of every request in flight now (``read`` hands them out in order later)."""
+        while self.flying:
+            self.early.append(self._read_flying())
+
+    def _read_flying(self) -> list[Any]:
+        n = self.flying.popleft()
+        try:
+            replies = [_reply(self.conn) for _ in range(n)]
+        except BaseException:
+            self.drop()
+            raise
+        if not self.flying:
+            _checkin(self.client, self.conn)
+            self.conn = None
+        return replies
+
+    def drop(self) -> None:
+        """Forget every request in flight: close the connection (its replies would answer the next)."""
+        self.flying.clear()
+        self.early.clear()
+        if self.conn is not None:
+            self.conn.disconnect()
+            _checkin(self.client, self.conn)
+            self.conn = None

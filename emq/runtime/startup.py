@@ -14,6 +14,7 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable
 
 from ..core import config, embedded
 from ..core.connection import get_client, guard
@@ -54,10 +55,15 @@ def wait_for_server(stop: threading.Event | None = None) -> bool:
 def _stop_on_signals() -> threading.Event:
     """An event SIGINT and SIGTERM set while the command waits (the worker installs its own after)."""
     stop = threading.Event()
+    on_stop_signals(stop.set)
+    return stop
+
+
+def on_stop_signals(stop: Callable[[], None]) -> None:
+    """SIGTERM and SIGINT call stop (in the main thread only: elsewhere Python cannot install handlers)."""
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stop.set())
-    return stop
+            signal.signal(sig, lambda *_: stop())
 
 
 def freeze_heap() -> None:

@@ -1,25 +1,25 @@
 """The worker's loop: claims jobs in batches, hands them to slots, finishes them in batches.
 
 One loop thread talks to the server for claims and finishes: each pass finishes what ended and
-claims up to the free slots in one pipelined round trip per queue, and parks on the Metronome (whose
-parker claims for it: ``handoff``) when there is nothing to claim. Its other duties have their own
-rooms: ``leases``, ``heartbeat``, ``outbox``, ``slots`` and ``aio`` (the jobs' threads), ``deadlines``.
+claims for the free room in one pipelined round trip per queue (``rounds``: with short jobs, the next
+one on the wire while it starts the last one's jobs; ``prefetch`` sizes the room), and parks on the
+Metronome (whose parker claims for it: ``handoff``) when there is nothing to claim. Its other duties
+have their own rooms: ``leases``, ``heartbeat``, ``outbox``, ``slots`` and ``aio`` (the jobs'
+threads), ``deadlines``.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import signal as signals
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from ..core import config, registry
 from ..core.engine import Queue
-from ..core.engine.queue import exchange
 from ..core.rates import apply_limits
 from ..core.records import Claimed, Outcome
 from ..errors import ServerFull, ServerUnavailable
@@ -34,8 +34,11 @@ from .metronome import Metronome
 from .order import resolve
 from .outage import Outage
 from .outbox import Outbox
+from .prefetch import Prefetch
 from .pump import Pump
+from .rounds import Rounds
 from .slots import Slots
+from .startup import on_stop_signals
 from .wire import Wire
 
 log = logging.getLogger("emq.worker")
@@ -52,7 +55,7 @@ class Worker:
 
     def __init__(self, queues: Sequence[str] | None = None, *, concurrency: int = 10, batch: int | None = None,
                  burst: bool = False, pump: bool = True, grace: float | None = None,
-                 park_timeout: float = 30.0, strict: bool = False) -> None:
+                 park_timeout: float = 30.0, strict: bool = False, prefetch: int | None = None) -> None:
         self.queues, self.order = resolve(queues or [config.get("EMQ_DEFAULT_QUEUE")], strict)  # "high:5": weights
         self.concurrency = max(1, concurrency)
         self.batch = max(1, batch or self.concurrency)
@@ -65,7 +68,8 @@ class Worker:
         self.leases = Leases(self.queues, on_cancel=self.deadlines.cancel)
         self.slots = Slots(self.concurrency, self._report, self.deadlines)
         self.aio = LoopThread()
-        self.metronome = Metronome(self.queues, self.signal, park_timeout, claim=lambda n: _exchange(self, [], n),
+        self.metronome = Metronome(self.queues, self.signal, park_timeout,
+                                   claim=lambda n: self.rounds.exchange([], n, hold=False),
                                    room=lambda: self._free() if self.stopping is None else 0)
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: describe(self))
@@ -78,10 +82,12 @@ class Worker:
         self.idle = IdleBudget(burst)
         self.unsaid: report.Unsaid = []  # completed lines said during the next round trip (report.say)
         self.wire = Wire(self.queues)  # the queues on the loop's own connection
+        self.rounds = Rounds(self)  # the loop's round trips (its next one on the wire while it reads the last)
+        self.prefetch = Prefetch(self.concurrency, self.concurrency if prefetch is None else prefetch)
 
     def run(self) -> int:
         """Work until stopped (or, in burst mode, until drained); returns the exit code."""
-        _stop_on_signals(self.stop)
+        on_stop_signals(self.stop)  # a second signal cuts the grace short
         _register(self)
         for part in (self.deadlines, self.slots, self.leases, self.metronome, *([self.pump] if self.pump else [])):
             part.start()
@@ -113,7 +119,7 @@ class Worker:
         outcomes = self.outbox.take_pending() + self._arrived()
         free = 0 if self.stopping is not None else self._free()
         try:
-            claimed = _exchange(self, outcomes, free)
+            claimed = self.rounds.exchange(outcomes, free)
         except Exception as exc:  # a server state (full, away...) or a refused call: wait, never die
             self._say()
             return self._outage(exc)
@@ -125,9 +131,16 @@ class Worker:
         if claimed and self._free() > 0:
             return False  # room left: claim again at once (the next round trip says the lines held back)
         if self._free() <= 0:  # every slot busy (a claim that filled them waits at once, not after an empty pass)
-            if not self.unsaid or not self.signal.wait(SAY_WITHIN):  # ended soon: said in the next round trip
+            if not (self.unsaid or self.rounds.flying) or not self.signal.wait(SAY_WITHIN):  # ended soon: next pass
                 self._say()
-                self.signal.wait(RECHECK)
+                if not self.rounds.flying:  # else the next pass reads it: it sends nothing, so it keeps none
+                    self.signal.wait(RECHECK)
+            return False
+        if self.rounds.flying:  # room, and a claim on the wire: read it before anything parks
+            try:
+                self.rounds.settle()
+            except Exception as exc:
+                return self._outage(exc)
             return False
         self._say()  # no round trip ahead to hide them behind: say them before any wait
         if self.running == 0 and self.burst and self._drained():
@@ -139,7 +152,7 @@ class Worker:
 
     def _outage(self, exc: Exception) -> bool:
         """The server is away or refusing (``faults``): keep running jobs and their outcomes, retry with
-        jittered backoff, say so once. After it, held outcomes go before any claim (``_exchange``)."""
+        jittered backoff, say so once. After it, held outcomes go before any claim (``rounds``)."""
         if not isinstance(exc, ServerUnavailable):
             log.debug("worker loop error", exc_info=exc)
         pause = min(self.outage.failed(exc, f" ({len(self.outbox)} outcome(s) held)"), MAX_PAUSE)
@@ -165,13 +178,15 @@ class Worker:
         return False
 
     def _free(self) -> int:
-        """Jobs to claim now: any of them may be a plain job, so each needs a free thread."""
-        threads = self.concurrency - (self.running - self.running_async)
-        return max(0, min(threads, self.concurrency + self.async_slots - self.running))
+        """Jobs to claim now: any of them may be a plain job, so each needs a free thread (or to be one
+        of the few that keep the threads busy during the next round trip: ``prefetch``)."""
+        room = self.concurrency + self.prefetch.extra - self.rounds.claiming  # a claim on the wire took its part
+        return max(0, min(room - (self.running - self.running_async), room + self.async_slots - self.running))
 
     def _arrived(self) -> list[tuple[Held, Outcome]]:
         out = self.outbox.arrived()
         if out:
+            self.prefetch.arrived(time.monotonic(), [held for held, _ in out])
             self.running -= len(out)
             self.running_async -= sum(held.is_async for held, _ in out) if self.running_async else 0
             self.leases.drop_all([held for held, _ in out])
@@ -186,79 +201,28 @@ class Worker:
     def _say(self) -> None:
         report.say(self.unsaid)
 
+    async def _run_async(self, held: Held) -> None:
+        """An ``async def`` job on the worker's loop, under its limits; its outcome is reported once."""
+
+        mine = False
+
+        def started(run: Interruptible) -> None:
+            self.deadlines.enter(held, run.interrupt_threadsafe)
+
+        def left() -> None:
+            nonlocal mine
+            mine = self.deadlines.leave(held)
+
+        if held.stopped is not None:
+            return  # cancelled before it started: its outcome is reported
+        outcome = await runner.execute_async(held.queue.name, held.job, held.stop, started, left, held)
+        if mine:
+            self._report(held, outcome)
+
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
         if not self.signal.is_set():  # put first: the loop clears a set signal before it reads the outbox
             self.signal.set()
-
-
-def _exchange(self: Worker, outcomes: list[tuple[Held, Outcome]], free: int) -> int:
-    """Finish what ended and claim up to free slots: one round trip per queue touched."""
-    by_queue: dict[str, list[tuple[Held, Outcome]]] = {}
-    if len(self.queues) == 1:  # the common case: no sorting a job
-        by_queue = {self.queues[0].name: outcomes} if outcomes else {}
-    else:
-        for item in outcomes:
-            by_queue.setdefault(item[0].queue.name, []).append(item)
-    if self.idle.skip_claim() and not outcomes:
-        free = 0
-    claimed, self.talked = 0, False
-    per_queue = [0] * len(self.queues)
-    for i in self.order.next(free > 0):
-        q = self.queues[i]
-        done, want = by_queue.pop(q.name, []), min(free - claimed, self.batch)
-        if done or want > 0:
-            self.talked = True
-            try:
-                ex = exchange(self.wire[i], [o for _, o in done], max(want, 0), self.id, self._say)
-            except Exception:
-                self.outbox.keep(done + [item for items in by_queue.values() for item in items])
-                raise
-            if ex.states is None:
-                self.outbox.keep(done)  # refused: offered again (held through the outage)
-            else:
-                self.processed += len(done)
-                report.finished(q.name, done, ex.states, self.unsaid)
-            _dispatch(self, q, ex.claimed)
-            claimed += len(ex.claimed)
-            per_queue[i] += len(ex.claimed)
-            free = claimed if self.order.stops(want, len(ex.claimed)) else free  # --strict: the next queues wait
-            if ex.error is not None:
-                self.outbox.keep([item for items in by_queue.values() for item in items])
-                raise ex.error
-    self.order.charge(per_queue)  # weights count jobs claimed, not passes
-    return claimed
-
-
-def _dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
-    """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt.
-    The plain ones go to the slots at once (one wake a batch, see ``slots``)."""
-    now = time.monotonic()
-    helds = []
-    for job in jobs:
-        if job.fault:
-            self._corrupt(q, job, job.fault)
-        else:
-            helds.append(Held(q, job, now))
-    self.leases.hold_all(helds)
-    self.running += len(helds)
-    kinds: dict[str, bool] = {}  # asked once per function a batch
-    plain = []
-    for held in helds:
-        name = held.job.name
-        if (is_async := kinds.get(name)) is None:
-            is_async = kinds[name] = runner.is_async(name)
-        if not is_async:
-            plain.append(held)
-            continue
-        held.is_async = True
-        self.running_async += 1
-        try:
-            self.aio.submit(_run_async(self, held))
-        except Exception as exc:
-            self._corrupt(q, held.job, exc)
-    if plain:
-        self.slots.submit_all(plain)
 
 
 def _register(self: Worker) -> None:
@@ -271,29 +235,3 @@ def _register(self: Worker) -> None:
     except ServerFull as exc:
         log.warning("worker %s starts while the server is full: %s", self.id, exc)
     self.heartbeat.start(beat=False)
-
-
-async def _run_async(w: Worker, held: Held) -> None:
-    """An ``async def`` job on the worker's loop, under its limits; its outcome is reported once."""
-
-    mine = False
-
-    def started(run: Interruptible) -> None:
-        w.deadlines.enter(held, run.interrupt_threadsafe)
-
-    def left() -> None:
-        nonlocal mine
-        mine = w.deadlines.leave(held)
-
-    if held.stopped is not None:
-        return  # cancelled before it started: its outcome is reported
-    outcome = await runner.execute_async(held.queue.name, held.job, held.stop, started, left, held)
-    if mine:
-        w._report(held, outcome)
-
-
-def _stop_on_signals(stop: Callable[[], None]) -> None:
-    """SIGTERM and SIGINT stop the worker gracefully (a second one cuts the grace short)."""
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signals.SIGTERM, signals.SIGINT):
-            signals.signal(sig, lambda *_: stop())

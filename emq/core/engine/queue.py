@@ -152,12 +152,36 @@ def exchange(self: Queue, outcomes: Sequence[Outcome], n: int, worker_id: str,
     """``finish_and_claim`` for a worker that must know what the server took when it refused part of
     the round trip (full, read-only...): the finish's states or None, the claim's jobs, the error.
     ``meanwhile`` runs while the round trip is on the wire (the worker writes its last lines then)."""
+    replies = self._run_many(_calls(outcomes, n, worker_id), raise_on_error=False, meanwhile=meanwhile)
+    return _exchanged(self, outcomes, n, replies)
+
+
+def send_exchange(self: Queue, line: Any, outcomes: Sequence[Outcome], n: int, worker_id: str) -> Any:
+    """``exchange``'s round trip sent on a held connection (``wire.Line``), its replies left on the wire:
+    ``read_exchange`` of what this returns takes them (oldest first), while the server runs this one."""
+    calls = [(name, [self.keys.ns], args) for name, args in _calls(outcomes[:MAX_BATCH], n, worker_id)]
+    with guard():
+        scripts.send_on(line, calls)
+    return calls, outcomes[:MAX_BATCH], n
+
+
+def read_exchange(self: Queue, line: Any, sent: Any) -> Exchange:
+    """The Exchange of the oldest round trip ``send_exchange`` put on line."""
+    calls, outcomes, n = sent
+    with guard():
+        return _exchanged(self, outcomes, n, scripts.read_on(line, calls))
+
+
+def _calls(outcomes: Sequence[Outcome], n: int, worker_id: str) -> list[tuple[str, list[Any]]]:
     calls: list[tuple[str, list[Any]]] = []
     if outcomes:
         calls.append(("finish", _finish_argv(outcomes[:MAX_BATCH])))
     if n > 0:
         calls.append(("bclaim", [min(n, MAX_BATCH), worker_id]))
-    replies = self._run_many(calls, raise_on_error=False, meanwhile=meanwhile)
+    return calls
+
+
+def _exchanged(self: Queue, outcomes: Sequence[Outcome], n: int, replies: list[Any]) -> Exchange:
     errors = [r for r in replies if isinstance(r, Exception)]
     states = replies[0] if outcomes and not isinstance(replies[0], Exception) else None
     claimed = Claimed.from_reply(replies[-1]) if n > 0 and not isinstance(replies[-1], Exception) else []

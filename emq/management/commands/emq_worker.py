@@ -27,6 +27,10 @@ class Command(BaseCommand):
                             help="serve --queues in order: a queue only when all before it have nothing ready")
         parser.add_argument("--concurrency", type=int, default=10, help="jobs run at once (threads); default 10")
         parser.add_argument("--batch", type=int, default=None, help="most jobs claimed per round trip")
+        parser.add_argument("--prefetch", type=int, default=None,
+                            help="most jobs claimed beyond the free threads, so that they stay busy while the next "
+                                 "claim is on its way; sized to what one round trip ends, so jobs longer than a "
+                                 "round trip get none (default: --concurrency; 0: never)")
         parser.add_argument("--burst", action="store_true", help="drain the queues, then exit 0")
         parser.add_argument("--no-pump", action="store_true", help="do not run a Pump thread in this worker")
         parser.add_argument("--grace", type=float, default=None, help="seconds running jobs get on stop")
@@ -41,15 +45,7 @@ class Command(BaseCommand):
         from emq.runtime import logs, startup
         from emq.runtime.worker import Worker
 
-        queues = check.queue_names(options["queues"])
-        try:
-            QueueOrder([w for w in parse(queues)[1].values()], options["strict"])
-        except EmqError as exc:
-            raise CommandError(str(exc)) from None
-        check.at_least("--concurrency", options["concurrency"], 1)
-        check.at_least("--processes", options["processes"], 1)
-        check.at_least("--batch", options["batch"], 1)
-        check.at_least("--grace", options["grace"], 0)
+        queues = _checked(options)
         metrics_port = options["metrics_port"] or config.get("EMQ_METRICS_PORT")
         check.port("--metrics-port", metrics_port)
 
@@ -62,6 +58,7 @@ class Command(BaseCommand):
                 pump=not options["no_pump"],
                 grace=options["grace"],
                 strict=options["strict"],
+                prefetch=options["prefetch"],
             )
             return worker.run()
 
@@ -77,6 +74,21 @@ class Command(BaseCommand):
                 _run(work, options["processes"])
         except EmqError as exc:
             raise CommandError(str(exc)) from None
+
+
+def _checked(options: dict) -> list[str]:
+    """The --queues asked for, once every option is checked: a bad one is refused before anything starts."""
+    queues = check.queue_names(options["queues"])
+    try:
+        QueueOrder([w for w in parse(queues)[1].values()], options["strict"])
+    except EmqError as exc:
+        raise CommandError(str(exc)) from None
+    check.at_least("--concurrency", options["concurrency"], 1)
+    check.at_least("--processes", options["processes"], 1)
+    check.at_least("--batch", options["batch"], 1)
+    check.at_least("--grace", options["grace"], 0)
+    check.at_least("--prefetch", options["prefetch"], 0)
+    return queues
 
 
 def _run(work, processes: int) -> None:
