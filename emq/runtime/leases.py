@@ -70,18 +70,24 @@ class Leases:
         """Hold the jobs of one claim (one queue): one lock and one renewal nudge a batch, not a job."""
         if not helds:
             return
-        renewer = self._renewers[helds[0].queue.name]
+        name = helds[0].queue.name
+        renewer = self._renewers[name]
         progressed = renewer.progressed  # one bound method a batch
+        held, lease_ms = self._held, helds[0].job.lease_ms
         with self._lock:
-            for h in helds:
-                self._held[h.key] = h
+            for h in helds:  # Held.key, inline: one queue a batch
+                job = h.job
+                held[name, job.id] = h
                 h.nudge = progressed
-        renewer.nudge(min(h.job.lease_ms for h in helds))
+                if job.lease_ms < lease_ms:
+                    lease_ms = job.lease_ms
+        renewer.nudge(lease_ms)
 
     def drop_all(self, helds: list[Held]) -> None:
+        held = self._held
         with self._lock:
             for h in helds:
-                self._held.pop(h.key, None)
+                held.pop((h.queue.name, h.job.id), None)  # Held.key, inline: a call a job less
 
     def of_queue(self, name: str) -> list[Held]:
         with self._lock:

@@ -38,8 +38,11 @@ def begin(queue: str, job: Claimed) -> Attempt | Token:
     Returns what ``end`` takes: the log context's token alone when no span or Sentry scope opened
     (an Attempt a job would be most of a plain worker's cost here)."""
     token = logs.current.set((job.id, job.name, queue, job.token))
-    if _plain():
-        return token
+    return token if _plain() else opened(queue, job, token)
+
+
+def opened(queue: str, job: Claimed, token: Token) -> Attempt | Token:
+    """``begin`` past the log context (``token``): a span, a Sentry scope, ``job_started``'s receivers."""
     attempt = None
     cm = tracing.consumer(queue, job)
     if cm is not None:

@@ -40,7 +40,7 @@ class Prefetch:
         """Outcomes of helds arrived at now (monotonic): one mean a batch, not a sum a job."""
         if not self.limit:
             return
-        stay = now - sum(h.started for h in helds) / len(helds)
+        stay = now - sum([h.started for h in helds]) / len(helds)  # a list: faster than a generator
         self.stay = stay if self.stay == math.inf else self.stay + (stay - self.stay) * WEIGHT
         self._size()
 

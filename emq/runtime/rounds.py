@@ -155,15 +155,22 @@ def dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
     """Start the jobs of one claim, held as one batch; one that cannot start ends dead as corrupt.
     The plain ones go to the slots at once (one wake a batch, see ``slots``)."""
     now = time.monotonic()
-    helds = []
-    for job in jobs:
-        if job.fault:
-            self._corrupt(q, job, job.fault)
-        else:
-            helds.append(Held(q, job, now))
+    helds = [Held(q, job, now) for job in jobs if not job.fault]
+    if len(helds) < len(jobs):
+        for job in jobs:
+            if job.fault:
+                self._corrupt(q, job, job.fault)
     self.leases.hold_all(helds)
     self.running += len(helds)
-    kinds: dict[str, bool] = {}  # asked once per function a batch
+    if any(map(runner.is_async, {held.job.name for held in helds})):  # asked once per function a batch
+        helds = _start_async(self, q, helds)
+    if helds:
+        self.slots.submit_all(helds)
+
+
+def _start_async(self: Worker, q: Queue, helds: list[Held]) -> list[Held]:
+    """Start the ``async def`` jobs of a batch on the worker's event loop; the plain ones, for the slots."""
+    kinds: dict[str, bool] = {}
     plain = []
     for held in helds:
         name = held.job.name
@@ -178,5 +185,4 @@ def dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
             self.aio.submit(self._run_async(held))
         except Exception as exc:
             self._corrupt(q, held.job, exc)
-    if plain:
-        self.slots.submit_all(plain)
+    return plain

@@ -103,7 +103,7 @@ class Slots:
             except IndexError:
                 self._sleep(lock)
                 continue
-            if ready and held is not None:
+            if ready and held is not None and not self.waking:  # _wake's first test, inline: a call a job less
                 self._wake()
             return held
 

@@ -186,10 +186,11 @@ class Worker:
     def _arrived(self) -> list[tuple[Held, Outcome]]:
         out = self.outbox.arrived()
         if out:
-            self.prefetch.arrived(time.monotonic(), [held for held, _ in out])
+            helds = [held for held, _ in out]
+            self.prefetch.arrived(time.monotonic(), helds)
             self.running -= len(out)
-            self.running_async -= sum(held.is_async for held, _ in out) if self.running_async else 0
-            self.leases.drop_all([held for held, _ in out])
+            self.running_async -= sum([held.is_async for held in helds]) if self.running_async else 0
+            self.leases.drop_all(helds)
         return out
 
     def _corrupt(self, q: Queue, job: Claimed, exc: object) -> None:
