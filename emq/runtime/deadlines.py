@@ -93,11 +93,7 @@ class Deadlines:
         if held.stopped is not None:  # ...so a stop that came just before sees to it here
             with held.lock:
                 _interrupt(held, held.stopped)
-        job = held.job
-        if (hard_ms := job.timeout_ms) is None:
-            hard, soft = limits(held)
-        else:  # limits, inline: a claimed job has its limits (bclaim sends the defaults)
-            hard, soft = (hard_ms / 1000 if hard_ms else math.inf), (job.soft_timeout_ms / 1000 or math.inf)
+        hard, soft = limits(held)
         if hard < math.inf or soft < math.inf:  # _watch, inline: every attempt passes here
             now = time.monotonic()
             at = now + (soft if soft < hard else hard)

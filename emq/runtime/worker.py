@@ -186,8 +186,7 @@ class Worker:
     def _arrived(self) -> list[tuple[Held, Outcome]]:
         out = self.outbox.arrived()
         if out:
-            helds = [held for held, _ in out]
-            self.prefetch.arrived(time.monotonic(), helds)
+            self.prefetch.arrived(time.monotonic(), helds := [held for held, _ in out])  # one list for both
             self.running -= len(out)
             self.running_async -= sum([held.is_async for held in helds]) if self.running_async else 0
             self.leases.drop_all(helds)
