@@ -84,7 +84,8 @@ def _lines(handler: logging.Handler, template: logging.LogRecord, rows: Sequence
         return None
     head, tail = frame
     msg, tail = str(template.msg), tail + handler.terminator
-    return "".join([head + (msg % args if args else msg) + tail for args, _ in rows])
+    line = head.replace("%", "%%") + msg + tail.replace("%", "%%")  # a row's line in one % (no joins a line)
+    return "".join([line % args if args else head + msg + tail for args, _ in rows])
 
 
 _MARK = "\x00emq-message\x00"
