@@ -36,6 +36,22 @@ def test_a_claimed_job_decodes_to_what_its_constructor_builds(emq_env):
         assert job == again and vars(job) == vars(again)
 
 
+def test_a_claims_jobs_of_several_functions_and_a_corrupt_one_each_decode_their_own_fields():
+    """The decoder decodes a run of jobs with the same lease, attempts, backoff and limits once: a job
+    that differs in any of them gets its own, and one that does not decode is quarantined alone."""
+    job = ["a", "1", "f", "[]", "{}", "30000", "3", "1,60", "", "5", "", "3600000,0"]
+    other = ["b", "2", "g", "[1]", "{}", "1000", "5", "2,9", "g", "6", "", "0,500"]
+    bad = ["c", "3", "f", "[]", "{}", "x", "3", "1,60", "", "7", "", "3600000,0"]
+    limits = ["d", "4", "f", "[]", "{}", "30000", "3", "1,60", "", "8", "", ""]
+    decoded = Claimed.from_reply(["10", *job, *other, *bad, *job, *limits])
+    assert [(c.id, c.lease_ms, c.max_attempts, c.backoff, c.timeout_ms, c.soft_timeout_ms) for c in decoded] == [
+        ("a", 30000, 3, (1.0, 60.0), 3600000, 0), ("b", 1000, 5, (2.0, 9.0), 0, 500),
+        ("c", 1000, 1, (1.0, 1.0), None, 0), ("a", 30000, 3, (1.0, 60.0), 3600000, 0),
+        ("d", 30000, 3, (1.0, 60.0), None, 0)]
+    assert [c.fault for c in decoded] == ["", "", "lease is not valid (invalid literal for int() with base 10: 'x')",
+                                          "", ""]
+
+
 def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):
     """The raw pipeline reads every reply after NOSCRIPT and runs the scripts again, loaded."""
     if server_url != embedded_url:

@@ -102,16 +102,21 @@ class Claimed:
             return jobs
         fields = iter(reply)
         now = int(next(fields))
+        # The last job's lease, attempts, backoff and limits, raw then decoded: a batch's jobs mostly share
+        # them (one function's), so they are decoded once a run of alike jobs, not once a job.
+        of: tuple = ("",) * 4
         for f in zip(*[fields] * 12, strict=False):
             jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = f
             try:
-                hard, soft = _limits(limits)
+                if lease != of[0] or max_attempts != of[1] or backoff != of[2] or limits != of[3]:
+                    of = (lease, max_attempts, backoff, limits, int(lease), int(max_attempts), _backoff(backoff),
+                          *_limits(limits))
                 job = _new(cls)
                 _set(job, "__dict__", {"id": jid, "token": int(token), "name": name, "meta": meta, "group": group,
                     "args": [] if args == "[]" else _json(args, list),
-                    "kwargs": {} if kwargs == "{}" else _json(kwargs, dict), "lease_ms": int(lease),
-                    "max_attempts": int(max_attempts), "backoff": _backoff(backoff), "due_ms": int(due),
-                    "claimed_ms": now, "timeout_ms": hard, "soft_timeout_ms": soft, "fault": ""})
+                    "kwargs": {} if kwargs == "{}" else _json(kwargs, dict), "lease_ms": of[4],
+                    "max_attempts": of[5], "backoff": of[6], "due_ms": int(due),
+                    "claimed_ms": now, "timeout_ms": of[7], "soft_timeout_ms": of[8], "fault": ""})
             except Exception:  # one bad job never costs the batch: it is quarantined (records its fault)
                 job = cls(jid, int(token), name or "", [], {}, 1000, 1, (1.0, 1.0), group or "", now, now,
                           fault=_fault(f))
