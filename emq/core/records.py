@@ -95,22 +95,19 @@ class Claimed:
 
     @classmethod
     def from_reply(cls, reply: list) -> list[Claimed]:
-        """The jobs of a bclaim reply: {now, then 12 fields per job}, a job's fields a tuple of one zip (no
-        slice), decoded here (``frozen.built``'s work inline: a call a job is a fifth of the decode)."""
+        """The jobs of a bclaim reply: {now, then 12 fields per job}, a job's fields a tuple of one zip (no slice),
+        decoded here (``frozen.built``'s work inline); fields alike jobs share, once a run of them (``of``)."""
         jobs: list[Claimed] = []
         if not reply:
             return jobs
         fields = iter(reply)
         now = int(next(fields))
-        # The last job's lease, attempts, backoff and limits, raw then decoded: a batch's jobs mostly share
-        # them (one function's), so they are decoded once a run of alike jobs, not once a job.
-        of: tuple = ("",) * 4
+        of: tuple = ("",) * 4  # the last lease, attempts, backoff, limits (raw, decoded): a batch's jobs share them
         for f in zip(*[fields] * 12, strict=False):
-            jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = f
+            jid, token, name, args, kwargs, lease, tries, backoff, group, due, meta, limits = f
             try:
-                if lease != of[0] or max_attempts != of[1] or backoff != of[2] or limits != of[3]:
-                    of = (lease, max_attempts, backoff, limits, int(lease), int(max_attempts), _backoff(backoff),
-                          *_limits(limits))
+                if lease != of[0] or tries != of[1] or backoff != of[2] or limits != of[3]:
+                    of = (lease, tries, backoff, limits, int(lease), int(tries), _backoff(backoff), *_limits(limits))
                 job = _new(cls)
                 _set(job, "__dict__", {"id": jid, "token": int(token), "name": name, "meta": meta, "group": group,
                     "args": [] if args == "[]" else _json(args, list),
