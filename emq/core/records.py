@@ -95,16 +95,18 @@ class Claimed:
 
     @classmethod
     def from_reply(cls, reply: list) -> list[Claimed]:
-        """The jobs of a bclaim reply: {now, then 12 fields per job}, a job's fields a tuple of one zip (no
-        slice), decoded here (``frozen.built``'s work inline: a call a job is a fifth of the decode)."""
+        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form fields joined by
+        "|"}, a job's fields a tuple of one zip (no slice), decoded here (``frozen.built``'s work inline: a
+        call a job is a fifth of the decode)."""
         jobs: list[Claimed] = []
         if not reply:
             return jobs
         fields = iter(reply)
         now = int(next(fields))
-        for f in zip(*[fields] * 12, strict=False):
-            jid, token, name, args, kwargs, lease, max_attempts, backoff, group, due, meta, limits = f
+        for f in zip(*[fields] * 7, strict=False):
+            jid, token, name, args, kwargs, group, rest = f
             try:
+                lease, max_attempts, backoff, due, limits, meta = rest.split("|", 5)
                 hard, soft = _limits(limits)
                 job = _new(cls)
                 _set(job, "__dict__", {"id": jid, "token": int(token), "name": name, "meta": meta, "group": group,
@@ -127,17 +129,19 @@ def _json(text: str, kind: type) -> Any:
     return value
 
 
-# What each field of a bclaim reply must decode as, in the reply's order, for _fault's message.
-_FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), (5, "lease", int),
-           (6, "max_attempts", int), (7, "backoff", lambda v: _backoff.__wrapped__(v)), (9, "due", int),
-           (11, "timeout", lambda v: _limits.__wrapped__(v)))
+# What each field of a bclaim reply must decode as, for _fault's message: its index among the job's 7
+# fields (6: the joined fixed-form fields, then its place among them).
+_FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), ((6, 0), "lease", int),
+           ((6, 1), "max_attempts", int), ((6, 2), "backoff", lambda v: _backoff.__wrapped__(v)),
+           ((6, 3), "due", int), ((6, 4), "timeout", lambda v: _limits.__wrapped__(v)))
 
 
-def _fault(fields: list) -> str:
+def _fault(fields: tuple) -> str:
     """Which field of a claimed job did not decode, as the job's dead reason says it."""
+    rest = (fields[6] or "").split("|", 5)
     for index, name, decode in _FIELDS:
         try:
-            decode(fields[index])
+            decode(fields[index] if isinstance(index, int) else rest[index[1]])
         except json.JSONDecodeError:
             return f"{name} is not JSON"
         except Exception as exc:
