@@ -36,6 +36,21 @@ def test_a_claimed_job_decodes_to_what_its_constructor_builds(emq_env):
         assert job == again and vars(job) == vars(again)
 
 
+def test_a_claims_joined_fields_arrive_intact_and_a_bar_in_one_faults_only_its_job(emq_env, client):
+    """bclaim joins a job's fixed-form fields with "|" (meta last): values set off their defaults, and a
+    meta holding "|", decode as stored; a "|" inside backoff faults that job alone, naming backoff."""
+    q = Queue("default")
+    good, bad = jobs.add.enqueue(1, 2), jobs.add.enqueue(3, 4)
+    client.hset(q.keys.job(good.id), mapping={"lease": 4321, "max_attempts": 7, "backoff": "2,60", "due": 1234,
+                                               "timeout": "5000,1000", "meta": '{"t": "a|b||c"}'})
+    client.hset(q.keys.job(bad.id), "backoff", "1|300")
+    claimed = {c.id: c for c in q.bclaim(2, "w")}
+    job = claimed[good.id]
+    assert (job.args, job.token, job.lease_ms, job.max_attempts, job.backoff) == ([1, 2], 1, 4321, 7, (2.0, 60.0))
+    assert (job.due_ms, job.timeout_ms, job.soft_timeout_ms, job.meta) == (1234, 5000, 1000, '{"t": "a|b||c"}')
+    assert job.fault == "" and claimed[bad.id].fault.startswith("backoff is not valid")
+
+
 def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):
     """The raw pipeline reads every reply after NOSCRIPT and runs the scripts again, loaded."""
     if server_url != embedded_url:
