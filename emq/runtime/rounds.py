@@ -47,6 +47,9 @@ class Rounds:
             w.wire[0]  # wired: the loop's own connection is made (None on a cluster)
             self.line = Line(w.wire.client) if w.wire.client is not None else None
         if self.line is None:
+            # No round trip on the wire to keep the threads busy during: a prefetch would only hold
+            # jobs back here, and a pass's room beyond one queue's batch would defeat --queues weights.
+            w.prefetch.limit = w.prefetch.extra = 0
             return exchange_all(w, outcomes, free)
         return self.pipelined(outcomes, free, hold)
 
