@@ -95,9 +95,8 @@ class Claimed:
 
     @classmethod
     def from_reply(cls, reply: list) -> list[Claimed]:
-        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form fields joined by
-        "|"}, a job's fields a tuple of one zip (no slice), decoded here (``frozen.built``'s work inline: a
-        call a job is a fifth of the decode)."""
+        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form ones joined by "|"},
+        a job's fields a tuple of one zip, decoded here (``frozen.built``'s work inline: a call a job is a fifth)."""
         jobs: list[Claimed] = []
         if not reply:
             return jobs
@@ -129,19 +128,18 @@ def _json(text: str, kind: type) -> Any:
     return value
 
 
-# What each field of a bclaim reply must decode as, for _fault's message: its index among the job's 7
-# fields (6: the joined fixed-form fields, then its place among them).
-_FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), ((6, 0), "lease", int),
-           ((6, 1), "max_attempts", int), ((6, 2), "backoff", lambda v: _backoff.__wrapped__(v)),
-           ((6, 3), "due", int), ((6, 4), "timeout", lambda v: _limits.__wrapped__(v)))
+# What each field of a bclaim reply must decode as, by its index once the joined one is split (_fault).
+_FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), (6, "lease", int),
+           (7, "max_attempts", int), (8, "backoff", lambda v: _backoff.__wrapped__(v)), (9, "due", int),
+           (10, "timeout", lambda v: _limits.__wrapped__(v)))
 
 
 def _fault(fields: tuple) -> str:
     """Which field of a claimed job did not decode, as the job's dead reason says it."""
-    rest = (fields[6] or "").split("|", 5)
+    flat = [*fields[:6], *(fields[6] or "").split("|", 5)]
     for index, name, decode in _FIELDS:
         try:
-            decode(fields[index] if isinstance(index, int) else rest[index[1]])
+            decode(flat[index])
         except json.JSONDecodeError:
             return f"{name} is not JSON"
         except Exception as exc:
