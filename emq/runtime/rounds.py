@@ -11,6 +11,7 @@ round trip at once, as every worker of several queues (or on a cluster) does.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from typing import Any
@@ -21,7 +22,10 @@ from ..core.engine.queue import Exchange, exchange, read_exchange, send_exchange
 from ..core.records import Claimed, Outcome
 from ..core.wire import Line
 from . import report, runner
+from .aio import Interruptible
 from .held import Held
+
+log = logging.getLogger("emq.worker")
 
 Done = list[tuple[Held, Outcome]]
 Worker = Any  # worker.Worker, whose loop these are (named, not imported: it imports this module)
@@ -57,7 +61,7 @@ class Rounds:
         """Send this pass's round trip, then read the ones before it; the new one stays on the wire
         when it claims and the jobs are short (``prefetch``): the jobs read now end within about a
         round trip, and their outcomes wake the loop to send the next and read it."""
-        w, line, q = self.w, self.line, self.w.wire[0]
+        w = self.w
         if len(outcomes) > MAX_BATCH:
             w.outbox.keep(outcomes[MAX_BATCH:])
             outcomes = outcomes[:MAX_BATCH]
@@ -66,9 +70,7 @@ class Rounds:
         started, error = 0, None
         try:
             if w.talked:
-                sent = send_exchange(q, line, [o for _, o in outcomes], want, w.id)
-                self.flying.append((outcomes, want, sent, time.monotonic()))
-                self.claiming += want
+                self._send(outcomes, want)
                 w._say()  # while the server works
             keep = hold and want and w.prefetch.extra > 0  # and jobs run: their outcomes come soon
             while self.flying and not (keep and len(self.flying) == 1 and w.running > 0 and error is None):
@@ -83,6 +85,16 @@ class Rounds:
         if error is not None:  # an error reply (a full server...): every round trip in flight was read
             raise error
         return started
+
+    def _send(self, outcomes: Done, want: int) -> None:
+        w = self.w
+        try:
+            sent = send_exchange(w.wire[0], self.line, [o for _, o in outcomes], want, w.id)
+        except Exception:
+            w.outbox.keep(outcomes)  # not on the wire: offered again (``_lost`` holds those that were)
+            raise
+        self.flying.append((outcomes, want, sent, time.monotonic()))
+        self.claiming += want
 
     def settle(self) -> int:
         """Read every round trip in flight (before a park or a long wait); the jobs started."""
@@ -161,7 +173,7 @@ def dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
     helds = []
     for job in jobs:
         if job.fault:
-            self._corrupt(q, job, job.fault)
+            corrupt(self, q, job, job.fault)
         else:
             helds.append(Held(q, job, now))
     self.leases.hold_all(helds)
@@ -178,8 +190,34 @@ def dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
         held.is_async = True
         self.running_async += 1
         try:
-            self.aio.submit(self._run_async(held))
+            self.aio.submit(run_async(self, held))
         except Exception as exc:
-            self._corrupt(q, held.job, exc)
+            corrupt(self, q, held.job, exc)
     if plain:
         self.slots.submit_all(plain)
+
+
+def corrupt(self: Worker, q: Queue, job: Claimed, exc: object) -> None:
+    """End a job that cannot start dead as corrupt; the rest of its batch goes on."""
+    log.error("job id=%s name=%s is corrupt: %s; ending it dead", job.id, job.name, exc)
+    self.outbox.keep([(Held(q, job), Outcome(job.id, job.token, "corrupt", str(exc)[:500]))])
+    self.signal.set()
+
+
+async def run_async(w: Worker, held: Held) -> None:
+    """An ``async def`` job on the worker's loop, under its limits; its outcome is reported once."""
+
+    mine = False
+
+    def started(run: Interruptible) -> None:
+        w.deadlines.enter(held, run.interrupt_threadsafe)
+
+    def left() -> None:
+        nonlocal mine
+        mine = w.deadlines.leave(held)
+
+    if held.stopped is not None:
+        return  # cancelled before it started: its outcome is reported
+    outcome = await runner.execute_async(held.queue.name, held.job, held.stop, started, left, held)
+    if mine:
+        w._report(held, outcome)

@@ -19,12 +19,11 @@ import uuid
 from collections.abc import Sequence
 
 from ..core import config, registry
-from ..core.engine import Queue
 from ..core.rates import apply_limits
-from ..core.records import Claimed, Outcome
+from ..core.records import Outcome
 from ..errors import ServerFull, ServerUnavailable
-from . import report, runner
-from .aio import Interruptible, LoopThread
+from . import report
+from .aio import LoopThread
 from .deadlines import Deadlines
 from .heartbeat import Heartbeat, describe
 from .held import Held
@@ -192,32 +191,8 @@ class Worker:
             self.leases.drop_all([held for held, _ in out])
         return out
 
-    def _corrupt(self, q: Queue, job: Claimed, exc: object) -> None:
-        """End a job that cannot start dead as corrupt; the rest of its batch goes on."""
-        log.error("job id=%s name=%s is corrupt: %s; ending it dead", job.id, job.name, exc)
-        self.outbox.keep([(Held(q, job), Outcome(job.id, job.token, "corrupt", str(exc)[:500]))])
-        self.signal.set()
-
     def _say(self) -> None:
         report.say(self.unsaid)
-
-    async def _run_async(self, held: Held) -> None:
-        """An ``async def`` job on the worker's loop, under its limits; its outcome is reported once."""
-
-        mine = False
-
-        def started(run: Interruptible) -> None:
-            self.deadlines.enter(held, run.interrupt_threadsafe)
-
-        def left() -> None:
-            nonlocal mine
-            mine = self.deadlines.leave(held)
-
-        if held.stopped is not None:
-            return  # cancelled before it started: its outcome is reported
-        outcome = await runner.execute_async(held.queue.name, held.job, held.stop, started, left, held)
-        if mine:
-            self._report(held, outcome)
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
