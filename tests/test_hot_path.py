@@ -39,10 +39,10 @@ def test_a_claimed_job_decodes_to_what_its_constructor_builds(emq_env):
 def test_a_claims_jobs_of_several_functions_and_a_corrupt_one_each_decode_their_own_fields():
     """The decoder decodes a run of jobs with the same lease, attempts, backoff and limits once: a job
     that differs in any of them gets its own, and one that does not decode is quarantined alone."""
-    job = ["a", "1", "f", "[]", "{}", "30000", "3", "1,60", "", "5", "", "3600000,0"]
-    other = ["b", "2", "g", "[1]", "{}", "1000", "5", "2,9", "g", "6", "", "0,500"]
-    bad = ["c", "3", "f", "[]", "{}", "x", "3", "1,60", "", "7", "", "3600000,0"]
-    limits = ["d", "4", "f", "[]", "{}", "30000", "3", "1,60", "", "8", "", ""]
+    job = ["a", "1", "f", "[]", "{}", "", "30000|3|1,60|5|3600000,0|"]  # lease|attempts|backoff|due|limits|meta
+    other = ["b", "2", "g", "[1]", "{}", "g", "1000|5|2,9|6|0,500|"]
+    bad = ["c", "3", "f", "[]", "{}", "", "x|3|1,60|7|3600000,0|"]
+    limits = ["d", "4", "f", "[]", "{}", "", "30000|3|1,60|8||"]
     decoded = Claimed.from_reply(["10", *job, *other, *bad, *job, *limits])
     assert [(c.id, c.lease_ms, c.max_attempts, c.backoff, c.timeout_ms, c.soft_timeout_ms) for c in decoded] == [
         ("a", 30000, 3, (1.0, 60.0), 3600000, 0), ("b", 1000, 5, (2.0, 9.0), 0, 500),
@@ -50,6 +50,21 @@ def test_a_claims_jobs_of_several_functions_and_a_corrupt_one_each_decode_their_
         ("d", 30000, 3, (1.0, 60.0), None, 0)]
     assert [c.fault for c in decoded] == ["", "", "lease is not valid (invalid literal for int() with base 10: 'x')",
                                           "", ""]
+
+
+def test_a_claims_joined_fields_arrive_intact_and_a_bar_in_one_faults_only_its_job(emq_env, client):
+    """bclaim joins a job's fixed-form fields with "|" (meta last): values set off their defaults, and a
+    meta holding "|", decode as stored; a "|" inside backoff faults that job alone, naming backoff."""
+    q = Queue("default")
+    good, bad = jobs.add.enqueue(1, 2), jobs.add.enqueue(3, 4)
+    client.hset(q.keys.job(good.id), mapping={"lease": 4321, "max_attempts": 7, "backoff": "2,60", "due": 1234,
+                                               "timeout": "5000,1000", "meta": '{"t": "a|b||c"}'})
+    client.hset(q.keys.job(bad.id), "backoff", "1|300")
+    claimed = {c.id: c for c in q.bclaim(2, "w")}
+    job = claimed[good.id]
+    assert (job.args, job.token, job.lease_ms, job.max_attempts, job.backoff) == ([1, 2], 1, 4321, 7, (2.0, 60.0))
+    assert (job.due_ms, job.timeout_ms, job.soft_timeout_ms, job.meta) == (1234, 5000, 1000, '{"t": "a|b||c"}')
+    assert job.fault == "" and claimed[bad.id].fault.startswith("backoff is not valid")
 
 
 def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):

@@ -82,8 +82,7 @@ class Claimed:
     due_ms: int = 0  # server ms it became due; claimed_ms - due_ms is its wait in the queue
     claimed_ms: int = 0  # server ms of the claim
     meta: str = ""  # "" or the JSON object minted with it (the trace context, the tasks backend's data)
-    # Time limits in ms (0: none); bclaim sends a job's left-out limits as their default (core/layout.py).
-    # None: not given (a Claimed built by hand), the worker applies EMQ_DEFAULT_TIMEOUT.
+    # Time limits in ms (0: none; None, built by hand: the worker applies EMQ_DEFAULT_TIMEOUT; core/layout.py).
     timeout_ms: int | None = None
     soft_timeout_ms: int = 0
     fault: str = ""  # what the worker could not decode (e.g. "args is not JSON"): it ends the job dead as corrupt
@@ -95,17 +94,17 @@ class Claimed:
 
     @classmethod
     def from_reply(cls, reply: list) -> list[Claimed]:
-        """The jobs of a bclaim reply: {now, then 12 fields per job}, a job's fields a tuple of one zip (no slice),
+        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form ones joined by "|"},
         decoded here (``frozen.built``'s work inline); fields alike jobs share, once a run of them (``of``)."""
         jobs: list[Claimed] = []
         if not reply:
             return jobs
-        fields = iter(reply)
-        now = int(next(fields))
+        now, fields = int(reply[0]), iter(reply[1:])
         of: tuple = ("",) * 4  # the last lease, attempts, backoff, limits (raw, decoded): a batch's jobs share them
-        for f in zip(*[fields] * 12, strict=False):
-            jid, token, name, args, kwargs, lease, tries, backoff, group, due, meta, limits = f
+        for f in zip(*[fields] * 7, strict=False):
+            jid, token, name, args, kwargs, group, rest = f
             try:
+                lease, tries, backoff, due, limits, meta = rest.split("|", 5)
                 if lease != of[0] or tries != of[1] or backoff != of[2] or limits != of[3]:
                     of = (lease, tries, backoff, limits, int(lease), int(tries), _backoff(backoff), *_limits(limits))
                 job = _new(cls)
@@ -129,17 +128,18 @@ def _json(text: str, kind: type) -> Any:
     return value
 
 
-# What each field of a bclaim reply must decode as, in the reply's order, for _fault's message.
-_FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), (5, "lease", int),
-           (6, "max_attempts", int), (7, "backoff", lambda v: _backoff.__wrapped__(v)), (9, "due", int),
-           (11, "timeout", lambda v: _limits.__wrapped__(v)))
+# What each field of a bclaim reply must decode as, by its index once the joined one is split (_fault).
+_FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), (6, "lease", int),
+           (7, "max_attempts", int), (8, "backoff", lambda v: _backoff.__wrapped__(v)), (9, "due", int),
+           (10, "timeout", lambda v: _limits.__wrapped__(v)))
 
 
-def _fault(fields: list) -> str:
+def _fault(fields: tuple) -> str:
     """Which field of a claimed job did not decode, as the job's dead reason says it."""
+    flat = [*fields[:6], *(fields[6] or "").split("|", 5)]
     for index, name, decode in _FIELDS:
         try:
-            decode(fields[index])
+            decode(flat[index])
         except json.JSONDecodeError:
             return f"{name} is not JSON"
         except Exception as exc:
