@@ -88,13 +88,15 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
     the attempt while its code runs. One function, not three a job: this is every attempt's path.
     """
     token = log_context.set((job.id, job.name, queue, job.token))  # observe.begin, inline (a plain worker's)
-    attempt = token if observe._plain() else observe.opened(queue, job, token)
+    attempt = token if observe.plain() else observe.opened(queue, job, token)
     error: BaseException | None = None
     running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
     try:
-        fn = lookup(job.name)
-        result: Any = _call(fn, queue, job, stop, sink) if fn.options.takes_context else fn.func(*job.args,
-                                                                                                  **job.kwargs)
+        fn = lookup(job.name)  # _call's plain case inline: every attempt's path
+        if fn.options.takes_context:
+            result: Any = _call(fn, queue, job, stop, sink)
+        else:
+            result = fn.func(*job.args, **job.kwargs)
         if result is not None and inspect.isawaitable(result):  # None: most jobs, without the check
             result = asyncio.run(_await(result))
     except BaseException as exc:  # a job's failure is data, SystemExit included: recorded, never fatal
