@@ -114,7 +114,7 @@ def test_a_line_reads_round_trips_in_the_order_sent_and_settle_frees_its_connect
     line.send([("SET", key, "1")])
     line.send([("INCR", key), ("GET", key), ("HGET", key, "x")])
     assert len(line) == 2 and line.conn is not None
-    assert line.read() in ([b"OK"], ["OK"], [True])
+    assert line.read() == ["OK"]
     line.settle()
     assert line.conn is None and len(line) == 1
     assert client.get(key) == "2"  # the client's connection is free again

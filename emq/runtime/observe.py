@@ -38,11 +38,8 @@ def begin(queue: str, job: Claimed) -> Attempt | Token:
     Returns what ``end`` takes: the log context's token alone when no span or Sentry scope opened
     (an Attempt a job would be most of a plain worker's cost here)."""
     token = logs.current.set((job.id, job.name, queue, job.token))
-    return token if plain() else opened(queue, job, token)
-
-
-def opened(queue: str, job: Claimed, token: Token) -> Attempt | Token:
-    """``begin`` past the log context (``token``): a span, a Sentry scope, ``job_started``'s receivers."""
+    if _plain():
+        return token
     attempt = None
     cm = tracing.consumer(queue, job)
     if cm is not None:
@@ -59,7 +56,7 @@ def opened(queue: str, job: Claimed, token: Token) -> Attempt | Token:
     return token if attempt is None else attempt
 
 
-def plain(modules: dict = sys.modules) -> bool:
+def _plain(modules: dict = sys.modules) -> bool:
     """No tracer provider set (what ``tracing._trace`` looks at first), Sentry not imported, no job_started
     receiver: nothing but the log context to open (lookups here, not the three calls that find it out)."""
     trace = modules.get("opentelemetry.trace")

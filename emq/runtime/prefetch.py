@@ -44,6 +44,10 @@ class Prefetch:
         self.stay = stay if self.stay == math.inf else self.stay + (stay - self.stay) * WEIGHT
         self._size()
 
+    def off(self) -> None:
+        """No prefetch from now on (a worker that reads each round trip at once: ``rounds``)."""
+        self.limit = self.extra = 0
+
     def _size(self) -> None:
         if self.stay > 0 and self.trip:
             self.extra = min(self.limit, int(self.threads * self.trip / self.stay))

@@ -47,13 +47,12 @@ class Rounds:
         w = self.w
         if w.idle.skip_claim() and not outcomes:
             free = 0
-        if self.line is None and len(w.queues) == 1:
-            w.wire[0]  # wired: the loop's own connection is made (None on a cluster)
-            self.line = Line(w.wire.client) if w.wire.client is not None else None
+        if self.line is None and len(w.queues) == 1 and (own := w.wire.own()) is not None:
+            self.line = Line(own)
         if self.line is None:
             # No round trip on the wire to keep the threads busy during: a prefetch would only hold
             # jobs back here, and a pass's room beyond one queue's batch would defeat --queues weights.
-            w.prefetch.limit = w.prefetch.extra = 0
+            w.prefetch.off()
             return exchange_all(w, outcomes, free)
         return self.pipelined(outcomes, free, hold)
 
@@ -177,21 +176,18 @@ def dispatch(self: Worker, q: Queue, jobs: list[Claimed]) -> None:
                 corrupt(self, q, job, job.fault)
     self.leases.hold_all(helds)
     self.running += len(helds)
-    if any(map(runner.is_async, {held.job.name for held in helds})):  # asked once per function a batch
-        helds = _start_async(self, q, helds)
+    asyncs = {name for name in {held.job.name for held in helds} if runner.is_async(name)}  # once a function
+    if asyncs:
+        helds = _start_async(self, q, helds, asyncs)
     if helds:
         self.slots.submit_all(helds)
 
 
-def _start_async(self: Worker, q: Queue, helds: list[Held]) -> list[Held]:
-    """Start the ``async def`` jobs of a batch on the worker's event loop; the plain ones, for the slots."""
-    kinds: dict[str, bool] = {}
+def _start_async(self: Worker, q: Queue, helds: list[Held], asyncs: set[str]) -> list[Held]:
+    """Start the jobs of asyncs (``async def``) on the worker's event loop; the plain ones, for the slots."""
     plain = []
     for held in helds:
-        name = held.job.name
-        if (is_async := kinds.get(name)) is None:
-            is_async = kinds[name] = runner.is_async(name)
-        if not is_async:
+        if held.job.name not in asyncs:
             plain.append(held)
             continue
         held.is_async = True

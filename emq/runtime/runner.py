@@ -23,7 +23,6 @@ from ..jobs import Flag, JobContext, JobFunction, Options, lookup
 from ..jobs.context import current
 from . import observe
 from .aio import Interruptible
-from .logs import current as log_context
 from .policy import backoff_ms, error_text, outcome_of
 
 __all__ = ["backoff_ms", "error_text", "execute", "execute_async", "failed", "is_async"]
@@ -87,8 +86,7 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
     limit may interrupt the job, never the reporting of how it ended. ``emq.current_job()`` is
     the attempt while its code runs. One function, not three a job: this is every attempt's path.
     """
-    token = log_context.set((job.id, job.name, queue, job.token))  # observe.begin, inline (a plain worker's)
-    attempt = token if observe.plain() else observe.opened(queue, job, token)
+    attempt = observe.begin(queue, job)
     error: BaseException | None = None
     running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
     try:
@@ -106,10 +104,7 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
             leave()
         current.reset(running)
     outcome = _completed(job, result) if error is None else failed(job, error)
-    if attempt is token:
-        log_context.reset(token)  # observe.end, inline
-    else:
-        observe.end(attempt, outcome)
+    observe.end(attempt, outcome)
     return outcome
 
 

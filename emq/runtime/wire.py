@@ -20,11 +20,19 @@ class Wire:
         self._wired: list[Queue] = []
 
     def __getitem__(self, i: int) -> Queue:
+        return (self._wired or self._wire())[i]
+
+    def own(self) -> Any:
+        """The loop's own client, made now if need be; None on a cluster."""
         if not self._wired:
-            self.client = own_client()
-            self._wired = list(self.queues) if self.client is None else [
-                Queue(q.name, prefix=q.keys.prefix, client=self.client) for q in self.queues]
-        return self._wired[i]
+            self._wire()
+        return self.client
+
+    def _wire(self) -> list[Queue]:
+        self.client = own_client()
+        self._wired = list(self.queues) if self.client is None else [
+            Queue(q.name, prefix=q.keys.prefix, client=self.client) for q in self.queues]
+        return self._wired
 
     def close(self) -> None:
         """Close the loop's connection: ``Redis.close`` leaves a pool it was given open, and a

@@ -158,11 +158,15 @@ def exchange(self: Queue, outcomes: Sequence[Outcome], n: int, worker_id: str,
 
 def send_exchange(self: Queue, line: Any, outcomes: Sequence[Outcome], n: int, worker_id: str) -> Any:
     """``exchange``'s round trip sent on a held connection (``wire.Line``), its replies left on the wire:
-    ``read_exchange`` of what this returns takes them (oldest first), while the server runs this one."""
-    calls = [(name, [self.keys.ns], args) for name, args in _calls(outcomes[:MAX_BATCH], n, worker_id)]
+    ``read_exchange`` of what this returns takes them (oldest first), while the server runs this one.
+    At most MAX_BATCH outcomes: ``exchange`` finishes the rest with a call of its own, which a held
+    connection cannot make with replies in flight."""
+    if len(outcomes) > MAX_BATCH:
+        raise ValueError(f"send_exchange takes at most {MAX_BATCH} outcomes a round trip, not {len(outcomes)}")
+    calls = [(name, [self.keys.ns], args) for name, args in _calls(outcomes, n, worker_id)]
     with guard():
         scripts.send_on(line, calls)
-    return calls, outcomes[:MAX_BATCH], n
+    return calls, outcomes, n
 
 
 def read_exchange(self: Queue, line: Any, sent: Any) -> Exchange:
