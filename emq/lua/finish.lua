@@ -6,13 +6,16 @@
   ARGV[1] n         number of items
   ARGV[2] ttl       ms a completed job is kept
   ARGV[3] keep      at most this many completed jobs are kept
-  then 5 fields per item:
-          id, token,
+  then per item either 2 fields, for a job that completed with a null result (most items):
+          id, token
+  or 5, for any other outcome, told from the 2-field form by its second field (not a number):
+          id,
           outcome     "completed" | "failed" (retry while attempts remain) | "dead" (no retry) |
                       "discarded" (dead, no retry, reason "discarded": the job raised emq.Discard) |
                       "ratelimited" (emq.RateLimited: ready again, attempt given back, group held retry_ms) |
                       "corrupt" (dead, reason "corrupt": the worker could not decode the job;
                       value says what was wrong, e.g. "args is not JSON")
+          token,
           value       result JSON when completed (a null result is not stored: readers take it as null);
                       error text (first line, then traceback) otherwise
           retry_ms    delay before the retry, chosen by the caller's backoff (0 = ready now)
@@ -82,9 +85,15 @@ local function settle_failure(key, id, f, outcome, value, retry_ms)
   return fail(key, id, f, outcome, value, retry_ms)
 end
 
-for i = 0, n - 1 do
-  local b = 3 + i * 5
-  local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+local after = 3  -- ARGV index before the next item (items are 2 or 5 fields long)
+for _ = 1, n do
+  local b = after
+  local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], 'completed', 'null'
+  if tonumber(token) then
+    after = b + 2
+  else  -- id, outcome, token, value, retry_ms (ARGV[b + 5])
+    outcome, token, value, after = token, ARGV[b + 3], ARGV[b + 4], b + 5
+  end
   local key = ns .. 'job:' .. id
   local f = redis.call('HMGET', key, 'state', 'attempts', 'notify', 'unique')
   if not f[1] then

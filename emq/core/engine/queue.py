@@ -215,6 +215,9 @@ def counts_of(queues: Sequence[Queue]) -> list[Counts]:
 def _finish_argv(outcomes: Sequence[Outcome]) -> list[Any]:
     ttl_ms = int(config.get("EMQ_RESULT_TTL") * 1000)
     argv: list[Any] = [len(outcomes), ttl_ms, config.get("EMQ_KEEP_COMPLETED")]
-    for o in outcomes:
-        argv.extend((o.id, o.token, o.outcome, o.value, o.retry_ms))
+    for o in outcomes:  # a completion with a null result (most) in 2 fields, any other in 5 (finish.lua)
+        if o.value == "null" and o.outcome == "completed":
+            argv += (o.id, o.token)
+        else:
+            argv += (o.id, o.outcome, o.token, o.value, o.retry_ms)
     return argv
