@@ -51,8 +51,8 @@ def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str], un
             )
 
 
-def say(unsaid: Unsaid) -> None:
-    """Write the completed lines held back, and forget them.
+def say(unsaid: Unsaid) -> bool:
+    """Write the completed lines held back, and forget them; whether there were any.
 
     The lines differ only in their arguments and job fields, so they go as one template record and a
     row each (``loglines.handle_alike``): each line's record is a copy of the template's attributes, so
@@ -61,11 +61,12 @@ def say(unsaid: Unsaid) -> None:
     made from one formatted frame around each message (no record a line).
     """
     if not unsaid:
-        return
+        return False
     template = logging.LogRecord(log.name, logging.INFO, __file__, 0, COMPLETED, None, None)
     rows = [((job.id, job.name, job.token, ms), (job.id, job.name, queue, job.token)) for queue, job, ms in unsaid]
     unsaid.clear()
     handle_alike(log, template, rows)
+    return True
 
 
 def _warn(queue: str, job: Claimed, o: Outcome, state: str, ms: int) -> None:

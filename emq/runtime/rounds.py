@@ -28,6 +28,14 @@ from .held import Held
 log = logging.getLogger("emq.worker")
 
 Done = list[tuple[Held, Outcome]]
+# Seconds the completed lines of a full batch wait for its outcomes at most: the next round trip says them
+# while the server works (said before the wait, they held the batch's jobs back, the loop holding the GIL).
+SAY_WITHIN = 0.05
+# Completed lines a round trip writes at least, unless SAY_WITHIN passed since the last write (and the loop
+# writes them before any wait): a write a round trip (~50 lines at 50 threads) cost the loop about as much
+# again as formatting its lines (the record, the frame, the handler's lock, a write call that hands the
+# GIL to the slots): ~0.5 us a job (issue #19).
+SAY_LINES = 200
 Worker = Any  # worker.Worker, whose loop these are (named, not imported: it imports this module)
 
 
@@ -70,7 +78,7 @@ class Rounds:
         try:
             if w.talked:
                 self._send(outcomes, want)
-                w._say()  # while the server works
+                say_soon(w)  # while the server works
             keep = hold and want and w.prefetch.extra > 0  # and jobs run: their outcomes come soon
             while self.flying and not (keep and len(self.flying) == 1 and w.running > 0 and error is None):
                 n, err = self._read()
@@ -137,7 +145,7 @@ def exchange_all(self: Worker, outcomes: Done, free: int) -> int:
             self.talked = True
             try:
                 sent = time.monotonic()
-                ex = exchange(self.wire[i], [o for _, o in done], max(want, 0), self.id, self._say)
+                ex = exchange(self.wire[i], [o for _, o in done], max(want, 0), self.id, lambda: say_soon(self))
                 if want > 0:
                     self.prefetch.tripped(time.monotonic() - sent)
             except Exception:
@@ -152,6 +160,12 @@ def exchange_all(self: Worker, outcomes: Done, free: int) -> int:
                 raise ex.error
     self.order.charge(per_queue)  # weights count jobs claimed, not passes
     return claimed
+
+
+def say_soon(w: Worker) -> None:
+    """Write the completed lines held back once SAY_LINES of them wait, or SAY_WITHIN passed since the last write."""
+    if len(w.unsaid) >= SAY_LINES or time.monotonic() - w.said_at >= SAY_WITHIN:
+        w._say()
 
 
 def settled(self: Worker, q: Queue, done: Done, ex: Exchange) -> int:

@@ -35,7 +35,7 @@ from .outage import Outage
 from .outbox import Outbox
 from .prefetch import Prefetch
 from .pump import Pump
-from .rounds import Rounds
+from .rounds import SAY_WITHIN, Rounds
 from .slots import Slots
 from .startup import on_stop_signals
 from .wire import Wire
@@ -44,9 +44,6 @@ log = logging.getLogger("emq.worker")
 # Seconds between a worker's retries in an outage, at most: its held outcomes must reach a restarted
 # server well inside the one lease period the sweep waits for them (see reclaim_expired).
 MAX_PAUSE = 2.0
-# Seconds the completed lines of a full batch wait for its outcomes at most: the next round trip says them
-# while the server works (said before the wait, they held the batch's jobs back, the loop holding the GIL).
-SAY_WITHIN = 0.05
 
 
 class Worker:
@@ -73,13 +70,13 @@ class Worker:
         self.pump = Pump(self.queues, on_ready=self.signal.set) if pump else None
         self.heartbeat = Heartbeat(self.queues[0].keys.prefix, self.id, lambda: describe(self))
         self.running = self.running_async = self.processed = 0
-        self.talked = False  # the last pass sent something to the server
+        self.talked, self.said_at = False, 0.0  # the last pass sent something; monotonic time lines were last said
         self.outage = Outage(log, f"worker {self.id}")
         self.async_slots = config.get("EMQ_ASYNC_SLOTS")
         self.stopping: float | None = None  # monotonic time the stop was asked
         self.stops = self.told = 0  # stops asked, and said
         self.idle = IdleBudget(burst)
-        self.unsaid: report.Unsaid = []  # completed lines said during the next round trip (report.say)
+        self.unsaid: report.Unsaid = []  # completed lines said during a next round trip (report.say, rounds.say_soon)
         self.wire = Wire(self.queues)  # the queues on the loop's own connection
         self.rounds = Rounds(self)  # the loop's round trips (its next one on the wire while it reads the last)
         self.prefetch = Prefetch(self.concurrency, self.concurrency if prefetch is None else prefetch)
@@ -192,7 +189,8 @@ class Worker:
         return out
 
     def _say(self) -> None:
-        report.say(self.unsaid)
+        if report.say(self.unsaid):
+            self.said_at = time.monotonic()
 
     def _report(self, held: Held, outcome: Outcome) -> None:
         self.outbox.put(held, outcome)
