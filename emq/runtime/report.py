@@ -13,15 +13,17 @@ from ..core import config
 from ..core.records import Claimed, Outcome
 from . import outcomes, signals
 from .held import Held
-from .loglines import handle_alike
+from .loglines import Row, handle_alike
 from .logs import fields
 
 log = logging.getLogger("emq.worker")
 COMPLETED = "job id=%s name=%s state=completed attempt=%s ms=%s"
 
 
-# A completed line held back until the next round trip is on the wire: (queue, job, ms it ran).
-Unsaid = list[tuple[str, Claimed, int]]
+# Completed lines held back until a next round trip is on the wire (``rounds.say_soon``), as ``loglines.Row``s:
+# the line's args (id, name, attempt, ms it ran) and job fields, strings and numbers only (a held Claimed would
+# keep its job's objects alive until the write, for the cyclic GC to walk and promote: 4x its collections).
+Unsaid = list[Row]
 
 
 def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str], unsaid: Unsaid) -> None:
@@ -38,7 +40,9 @@ def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str], un
     for (held, o), state in zip(done, states, strict=True):
         if state == "completed":
             if completed:
-                unsaid.append((queue, held.job, int((now - held.started) * 1000)))
+                job = held.job
+                unsaid.append(((job.id, job.name, job.token, int((now - held.started) * 1000)),
+                               (job.id, job.name, queue, job.token)))
             if not receivers:
                 continue
         seconds = now - held.started
@@ -63,7 +67,7 @@ def say(unsaid: Unsaid) -> bool:
     if not unsaid:
         return False
     template = logging.LogRecord(log.name, logging.INFO, __file__, 0, COMPLETED, None, None)
-    rows = [((job.id, job.name, job.token, ms), (job.id, job.name, queue, job.token)) for queue, job, ms in unsaid]
+    rows = unsaid.copy()
     unsaid.clear()
     handle_alike(log, template, rows)
     return True
