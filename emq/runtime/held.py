@@ -42,7 +42,3 @@ class Held:
     progress: tuple[float, str] | None = None
     progress_dirty: bool = False
     nudge: Callable[[], None] = _no_renewer
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.queue.name, self.job.id)

@@ -32,11 +32,11 @@ PROGRESS_EVERY = 1.0  # seconds between two progress writes of a queue's renewer
 
 
 class Leases:
-    """The held jobs of a worker, keyed by (queue, id), and their renewers."""
+    """The held jobs of a worker, each its own key (by identity: no key built a job), and their renewers."""
 
     def __init__(self, queues: Sequence[Queue], on_cancel: Callable[[Held], None] | None = None) -> None:
         self.on_cancel = on_cancel
-        self._held: dict[tuple[str, str], Held] = {}
+        self._held: dict[Held, Held] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._renewers = {q.name: Renewer(q, self, self._stop) for q in queues}
@@ -57,14 +57,14 @@ class Leases:
 
     def hold(self, held: Held) -> None:
         with self._lock:
-            self._held[held.key] = held
+            self._held[held] = held
         renewer = self._renewers[held.queue.name]
         held.nudge = renewer.progressed
         renewer.nudge(held.job.lease_ms)
 
     def drop(self, held: Held) -> None:
         with self._lock:
-            self._held.pop(held.key, None)
+            self._held.pop(held, None)
 
     def hold_all(self, helds: list[Held]) -> None:
         """Hold the jobs of one claim (one queue): one lock and one renewal nudge a batch, not a job."""
@@ -75,19 +75,18 @@ class Leases:
         progressed = renewer.progressed  # one bound method a batch
         held, lease_ms = self._held, helds[0].job.lease_ms
         with self._lock:
-            for h in helds:  # Held.key, inline: one queue a batch
-                job = h.job
-                held[name, job.id] = h
+            for h in helds:
+                held[h] = h
                 h.nudge = progressed
-                if job.lease_ms < lease_ms:
-                    lease_ms = job.lease_ms
+                if h.job.lease_ms < lease_ms:
+                    lease_ms = h.job.lease_ms
         renewer.nudge(lease_ms)
 
     def drop_all(self, helds: list[Held]) -> None:
         held = self._held
         with self._lock:
             for h in helds:
-                held.pop((h.queue.name, h.job.id), None)  # Held.key, inline: a call a job less
+                held.pop(h, None)
 
     def of_queue(self, name: str) -> list[Held]:
         with self._lock:

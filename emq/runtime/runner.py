@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.encoding import dumps
-from ..core.frozen import _new, _set
+from ..core.frozen import _new
 from ..core.records import Claimed, Outcome
 from ..jobs import Flag, JobContext, JobFunction, Options, lookup
 from ..jobs.context import current
@@ -54,14 +54,14 @@ _DONE = {"id": "", "token": 0, "outcome": "completed", "value": "null", "retry_m
 
 
 def _completed(job: Claimed, result: Any) -> Outcome:
-    """The outcome of an attempt that returned result (``built``: one a job, on the slot's thread), its
-    fields a copy of a completed one's with the job's own set (a fifth cheaper than a dict display)."""
-    values = _DONE.copy()
+    """The outcome of an attempt that returned result (one a job, on the slot's thread): its own fresh dict
+    filled with a completed one's fields, then the job's set (a third cheaper than a dict display)."""
+    outcome = _new(Outcome)
+    values = outcome.__dict__  # frozen.built's work in place: no dict to make and set as __dict__
+    values.update(_DONE)
     values["id"], values["token"] = job.id, job.token
     if result is not None:
         values["value"] = dumps(result)
-    outcome = _new(Outcome)  # frozen.built, inline
-    _set(outcome, "__dict__", values)
     return outcome
 
 
