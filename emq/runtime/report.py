@@ -1,7 +1,7 @@
 """What the worker says: about finished attempts (a log line each, the ``job_finished`` signal), and on stop.
 
-Both come after the server recorded the batch, with the state its finish script decided; a
-completed line a round trip later (``say``).
+Both come after the server recorded the batch, with the state its finish script decided; the
+completed lines later, many at a time (``say``, when ``rounds.say_soon`` or a wait of the loop calls it).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ Unsaid = list[Row]
 def finished(queue: str, done: list[tuple[Held, Outcome]], states: list[str], unsaid: Unsaid) -> None:
     """Log each attempt the server settled (by the state it decided) and tell the receivers.
 
-    A completed attempt's line goes to ``unsaid``: ``say`` writes it while the next round trip is on
+    A completed attempt's line goes to ``unsaid``: ``say`` writes it while a later round trip is on
     the wire, so the server's time hides the line's (the loop thread writes one a job). The other
     lines and the signals go at once: a retried attempt's ``job_finished`` comes before its next start.
     """
