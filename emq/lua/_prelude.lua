@@ -37,10 +37,17 @@ local function each_chunk(list, f)
 end
 
 -- Leave at most one token in a wake list: one parked waiter is enough to start a chain.
+-- HAS_TOKEN: suffix -> whether the list holds a token, when this call knows it (read with another command,
+-- as bclaim's EXISTS, or woken already): no LLEN then. Only clients pop a wake list (their BLPOP runs
+-- between script calls, never inside one), so what a call learnt holds to its end.
+local HAS_TOKEN = {}
 local function wake(suffix)
-  if redis.call('LLEN', ns .. suffix) == 0 then
+  local known = HAS_TOKEN[suffix]
+  if known then return end
+  if known == false or redis.call('LLEN', ns .. suffix) == 0 then
     redis.call('RPUSH', ns .. suffix, '1')
   end
+  HAS_TOKEN[suffix] = true
 end
 
 -- A group with a cap that its active jobs have reached must stay off the ring.
@@ -237,10 +244,11 @@ local function first_line(text)
 end
 
 -- Retention of a set of finished jobs (done, cancelled): drop what is older than ttl ms or over keep,
--- at most added + 100 a call (a bounded slice), with their hashes.
+-- at most added + 100 a call (a bounded slice), with their hashes. ttl nil: by count only (finish: the
+-- age is the Pump's, retain.lua, which runs when the oldest outlives it; one ZCOUNT a batch less).
 local function trim(suffix, now, ttl, keep, added)
   local z = ns .. suffix
-  local old = redis.call('ZCOUNT', z, '-inf', now - ttl)
+  local old = ttl and redis.call('ZCOUNT', z, '-inf', now - ttl) or 0
   local excess = math.min(math.max(old, redis.call('ZCARD', z) - keep), added + 100)
   if excess > 0 then
     local victims = redis.call('ZRANGE', z, 0, excess - 1)
