@@ -13,8 +13,9 @@
   command more than one of a busy lane (its LPOP); as a solo (a batch mint's lone job) it costs
   none: its chunk's solos are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
   and one HSET a batch); an uncapped group's count would decide nothing.
-  A paused queue answers nothing (after the idle check; one EXISTS tells a queue with no pause,
-  cap, rate limit, hold or solo); paused groups are off the ring already.
+  A paused queue answers nothing (after the idle check: one LRANGE of the ring's head, the first turn's
+  chunk; one EXISTS tells a queue with no pause, cap, rate limit, hold or solo, and whether a token
+  waits in wake for the baton); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
@@ -45,6 +46,8 @@ local spare = {}  -- group -> the id popped ahead of its turn (pop)
 local solos, gone = nil, {}  -- whether the queue has solos (read with the flags below); the groups whose solo this call took
 local first_expiry = math.huge
 -- The ring's head a batch long: the first turn's chunk, and its length when shorter than asked (no LLEN).
+-- A claim of none reads nothing (LRANGE 0 -1 would be the whole ring).
+if want < 1 then return out end
 local head = redis.call('LRANGE', ring, 0, want - 1)
 if #head == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
 local ringlen = #head < want and #head or redis.call('LLEN', ring)
@@ -55,7 +58,7 @@ local ringlen = #head < want and #head or redis.call('LLEN', ring)
 local has_caps, limited = false, false
 local w = ns .. 'wake'
 local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo', w, w, w, w, w, w)
-HAS_TOKEN.wake = flags >= 6
+WAKE_TOKEN = flags >= 6
 if flags >= 6 then flags = flags - 6 end
 if flags == 0 then
   solos = false
