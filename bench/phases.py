@@ -52,7 +52,7 @@ def enqueue(ctx: Ctx) -> None:
     out["bulk_client_usec_per_job"] = statistics.median(r["bulk_client_usec_per_job"] for r in rounds)
     if ctx.private:
         for key in ("bulk_server_usec_per_job", "bulk_server_cpu_usec_per_job", "pipelined_usec_per_call",
-                    "pipelined_cpu_usec_per_call"):
+                    "pipelined_cpu_usec_per_call", "hash_floor_cpu_usec_per_job", "hash_floor_vs_pipelined"):
             out[key] = statistics.median(r[key] for r in rounds)
     out["runs_one_by_one"] = [r["one_by_one_per_s"] for r in rounds]
     out["runs_bulk"] = [r["bulk_per_s"] for r in rounds]
@@ -95,11 +95,13 @@ def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
     CPU: what a job costs the server against what an empty script call does.
     """
     fn = jobs.noop.using(queue=_queue("enqbulk"))
-    fn.enqueue_many([((), {})])  # the plan and the script's load, outside the count (the loop's script is loaded too)
+    first = fn.enqueue_many([((), {})])[0]  # the plan and the script's load, outside the count
+    fields = ctx.client.hgetall(ctx.keys(fn.queue).job(first.id))  # a job's hash as the bulk mint writes it
     k = n // BULK_BLOCKS
     calls = [((), {})] * k
     pipe = {"calls": 0, "wall_s": 0.0, "server_cpu_s": 0.0, "script_usec": 0}
     bulk = {"wall_s": 0.0, "client_s": 0.0, "server_cpu_s": 0.0, "script_usec": 0}
+    floor = {"calls": 0, "server_cpu_s": 0.0}
     for _ in range(BULK_BLOCKS):
         for key, value in wire.pipelined(ctx, 10 * k).items():
             if key in pipe:
@@ -114,6 +116,8 @@ def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
         if ctx.private:
             bulk["server_cpu_s"] += server_cpu(ctx) - cpu0
             bulk["script_usec"] += script_usec(ctx)
+            for key, value in wire.hash_floor(ctx, fields, k).items():
+                floor[key] += value
     jobs_n = k * BULK_BLOCKS
     many, wall = jobs_n / bulk["wall_s"], pipe["calls"] / pipe["wall_s"]
     limit = pipe["calls"] / pipe["server_cpu_s"] if ctx.private else wall
@@ -124,6 +128,8 @@ def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
         out["bulk_server_cpu_usec_per_job"] = bulk["server_cpu_s"] * 1e6 / jobs_n
         out["pipelined_usec_per_call"] = pipe["script_usec"] / pipe["calls"]
         out["pipelined_cpu_usec_per_call"] = pipe["server_cpu_s"] * 1e6 / pipe["calls"]
+        out["hash_floor_cpu_usec_per_job"] = floor["server_cpu_s"] * 1e6 / floor["calls"]
+        out["hash_floor_vs_pipelined"] = floor["calls"] / floor["server_cpu_s"] / limit
     return out
 
 

@@ -56,6 +56,9 @@ def _enqueue(r: dict, rows: Rows) -> None:
     if "bulk_server_cpu_usec_per_job" in e:
         rows.add("  server CPU µs: a bulk job / a pipelined no-op call",
                  f"{e['bulk_server_cpu_usec_per_job']:.2f} / {e['pipelined_cpu_usec_per_call']:.2f}")
+    if "hash_floor_cpu_usec_per_job" in e:
+        rows.add("  floor of a hash a job: server CPU µs of a pipelined HSET of one (rate / pipelined limit)",
+                 f"{e['hash_floor_cpu_usec_per_job']:.2f} ({e['hash_floor_vs_pipelined']:.2f}x)")
 
 
 def _drain(r: dict, rows: Rows) -> None:

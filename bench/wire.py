@@ -73,3 +73,33 @@ def pipelined(ctx: Ctx, n: int) -> dict:
         out["usec_per_call"] = float(stats.get("usec_per_call", 0.0))
         out["limit_per_s"] = out["server_cpu_per_s"]
     return out
+
+
+def hash_floor(ctx: Ctx, fields: dict, n: int) -> dict:
+    """Server CPU per job of the least a hash per job costs: n pipelined ``HSET``s, each of a new key
+    with ``fields`` (a job's hash as a bulk mint wrote it), two batches of CHUNK on the wire, no script.
+
+    A bulk enqueue writes one such hash a job and more (the lane, counters, the call's own work), so
+    what it can reach against the pipelined no-op call is bounded by this. Private server only.
+    ``server_cpu_s`` and ``calls`` are sums a caller adds up over blocks; the keys are deleted after.
+    """
+    conn = ctx.client.connection_pool.get_connection()
+    flat = [x for kv in fields.items() for x in kv]
+    base = f"{ctx.prefix}:floor:{time.time_ns()}:"
+    rounds = max(1, n // CHUNK)
+    try:
+        batches = [conn.pack_commands([("HSET", f"{base}{r}:{i}", *flat) for i in range(CHUNK)])
+                   for r in range(rounds)]
+        cpu0 = server_cpu(ctx)
+        conn.send_packed_command(batches[0])
+        for r in range(rounds):
+            if r + 1 < rounds:
+                conn.send_packed_command(batches[r + 1])
+            for _ in range(CHUNK):
+                conn.read_response()
+        cpu = max(server_cpu(ctx) - cpu0, 1e-6)
+    finally:
+        ctx.client.connection_pool.release(conn)
+    for r in range(rounds):
+        ctx.client.delete(*[f"{base}{r}:{i}" for i in range(CHUNK)])
+    return {"calls": rounds * CHUNK, "server_cpu_s": cpu}
