@@ -106,8 +106,8 @@ local function lane_push(group, id, front)
   local lane = ns .. 'lane:' .. group
   local n
   if PRIO[''] == nil and WAKE_TOKEN == nil then
-    local w = ns .. 'wake'
-    n = redis.call('EXISTS', ns .. 'prio', w, w)
+    local wake_list = ns .. 'wake'
+    n = redis.call('EXISTS', ns .. 'prio', wake_list, wake_list)
     PRIO[''], WAKE_TOKEN = n % 2 == 1, n >= 2
   end
   if prio_on(group) then n, front = prio_push(lane, group, id)  -- a group in priority mode (_prio.lua)

@@ -56,8 +56,9 @@ local ringlen = #head < want and #head or redis.call('LLEN', ring)
 -- list rides along, counted six times (more than the five others together): whether a token waits in it
 -- already, which the baton at the end needs (_prelude's wake, no LLEN).
 local has_caps, limited = false, false
-local w = ns .. 'wake'
-local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo', w, w, w, w, w, w)
+local wake_list = ns .. 'wake'
+local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo',
+  wake_list, wake_list, wake_list, wake_list, wake_list, wake_list)
 WAKE_TOKEN = flags >= 6
 if flags >= 6 then flags = flags - 6 end
 if flags == 0 then
