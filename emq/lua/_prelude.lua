@@ -253,11 +253,10 @@ local function first_line(text)
 end
 
 -- Retention of a set of finished jobs (done, cancelled): drop what is older than ttl ms or over keep,
--- at most added + 100 a call (a bounded slice), with their hashes. ttl nil: by count only (finish: the
--- age is the Pump's, retain.lua, which runs when the oldest outlives it; one ZCOUNT a batch less).
+-- at most added + 100 a call (a bounded slice), with their hashes.
 local function trim(suffix, now, ttl, keep, added)
   local z = ns .. suffix
-  local old = ttl and redis.call('ZCOUNT', z, '-inf', now - ttl) or 0
+  local old = redis.call('ZCOUNT', z, '-inf', now - ttl)
   local excess = math.min(math.max(old, redis.call('ZCARD', z) - keep), added + 100)
   if excess > 0 then
     local victims = redis.call('ZRANGE', z, 0, excess - 1)

@@ -4,7 +4,7 @@
   answers stale or missing and changes nothing.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] n         number of items
-  ARGV[2] ttl       ms a completed job is kept (not read here: finish trims by keep, the Pump by age)
+  ARGV[2] ttl       ms a completed job is kept
   ARGV[3] keep      at most this many completed jobs are kept
   then 5 fields per item:
           id, token,
@@ -117,12 +117,9 @@ if #freed > 0 then
   redis.call('ZREM', ns .. 'leases', unpack(freed))
   held_release(freed)
 end
--- The count bounds memory at once; the age (ttl) is left to the Pump's retention (retain.lua), which
--- runs when the oldest completed job outlives it: a busy queue's expired results go within a Pump
--- park of their ttl, as a quiet queue's do, and a batch's finish reads no ZCOUNT.
 if #done > 0 then
   redis.call('ZADD', ns .. 'done', unpack(done))
-  trim('done', now, nil, keep, #done)
+  trim('done', now, ttl, keep, #done)
 end
 count(now, 'completed', #done / 2)
 count(now, 'failed', retried + dead)
