@@ -254,3 +254,21 @@ def test_a_quiet_queue_is_trimmed_again_when_its_oldest_result_expires_not_every
     upkeep = Upkeep()
     upkeep.step(q)
     assert upkeep.retain_at[q.keys.ns] - time.monotonic() == pytest.approx(60, abs=5)
+
+
+def test_finish_trims_completed_jobs_by_count_and_by_age_as_they_end(emq_env, settings):
+    """finish keeps the completed set within EMQ_KEEP_COMPLETED and EMQ_RESULT_TTL as jobs end, hashes
+    with them: a busy queue's results do not wait for the Pump's retention."""
+    settings.EMQ_KEEP_COMPLETED = 3
+    q = Queue("default")
+    jobs.add.enqueue_many([((1, i), {}) for i in range(5)])
+    claims = claim_all(q, 5)
+    assert q.finish([Outcome(c.id, c.token, "completed", "null") for c in claims]) == ["completed"] * 5
+    assert q.client.zcard(q.keys.done) == 3, "the count is kept as jobs finish"
+    assert sum(q.client.exists(q.keys.job(c.id)) for c in claims) == 3, "trimmed with their hashes"
+    settings.EMQ_RESULT_TTL = 0
+    jobs.add.enqueue_many([((2, i), {}) for i in range(2)])
+    later = claim_all(q, 2)
+    assert q.finish([Outcome(c.id, c.token, "completed", "null") for c in later]) == ["completed"] * 2
+    assert not q.client.exists(q.keys.done), "what outlived its ttl went in the same finish"
+    assert not any(q.client.exists(q.keys.job(c.id)) for c in claims + later)

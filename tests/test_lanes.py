@@ -352,3 +352,21 @@ def test_200_jobs_of_50ms_spread_over_4_parked_workers_finish_within_1s(private)
           f"jobs per worker {sorted(pids.values())}")
     assert set(pids) == {p.pid for p in procs}
     assert spread.total_seconds() <= 1.0
+
+
+def test_a_claim_or_a_mint_leaves_one_wake_token_whether_or_not_one_waited(emq_env):
+    """bclaim reads the wake list with its flags and a mint with its priority check (one EXISTS each,
+    no LLEN): work left behind or made ready leaves exactly one token; a claim that empties the ring none."""
+    q = Queue("default")
+    jobs.add.enqueue_many([((1, i), {}) for i in range(5)])
+    q.client.delete(q.keys.wake)
+    q.bclaim(2, "w")
+    assert q.client.llen(q.keys.wake) == 1, "work left behind: the next parked worker is woken"
+    q.bclaim(2, "w")
+    assert q.client.llen(q.keys.wake) == 1, "a token waited already: none more"
+    q.client.delete(q.keys.wake)
+    q.bclaim(2, "w")
+    assert q.client.llen(q.keys.wake) == 0, "the ring is empty: nothing to wake for"
+    jobs.add.enqueue(1, 2)
+    jobs.add.enqueue(1, 3)
+    assert q.client.llen(q.keys.wake) == 1, "a mint wakes once, and not again while a token waits"

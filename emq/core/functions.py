@@ -33,7 +33,7 @@ FUNCTIONS = frozenset({"bclaim", "finish"})
 # (tests/test_functions.py) fails when a prelude gains a top-level local in neither list.
 RESET = {"ns": "keys[1]", "events": "{}", "counters_mode": "nil", "ready_pending": "0", "RHOLD": "nil",
          "started_at": "nil", "told": "{}", "telling": "false", "RATES": "{}", "HOLDS": "nil", "HOLDAT": "{}",
-         "PRIO": "{}"}
+         "PRIO": "{}", "WAKE_TOKEN": "nil"}
 CONSTANTS = frozenset({"EVENTS_MAX", "EVENT_CHUNK", "DEFAULT", "KNOWN", "SETTLED", "JOB_FIELDS", "OPTIONAL", "PMARK",
                        "flow_finished", "claim_fault", "quarantine", "misplaced", "lease_gone", "leased_before_start"})
 

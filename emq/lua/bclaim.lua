@@ -13,8 +13,9 @@
   command more than one of a busy lane (its LPOP); as a solo (a batch mint's lone job) it costs
   none: its chunk's solos are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
   and one HSET a batch); an uncapped group's count would decide nothing.
-  A paused queue answers nothing (after the idle check; one EXISTS tells a queue with no pause,
-  cap, rate limit, hold or solo); paused groups are off the ring already.
+  A paused queue answers nothing (after the idle check: one LRANGE of the ring's head, the first turn's
+  chunk; one EXISTS tells a queue with no pause, cap, rate limit, hold or solo, and whether a token
+  waits in wake for the baton); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
@@ -44,12 +45,22 @@ local dropped, drained = {}, {}  -- groups that left the ring this call; of them
 local spare = {}  -- group -> the id popped ahead of its turn (pop)
 local solos, gone = nil, {}  -- whether the queue has solos (read with the flags below); the groups whose solo this call took
 local first_expiry = math.huge
-local ringlen = redis.call('LLEN', ring)
-if ringlen == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
+-- The ring's head a batch long: the first turn's chunk, and its length when shorter than asked (no LLEN).
+-- A claim of none reads nothing (LRANGE 0 -1 would be the whole ring).
+if want < 1 then return out end
+local head = redis.call('LRANGE', ring, 0, want - 1)
+if #head == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
+local ringlen = #head < want and #head or redis.call('LLEN', ring)
 -- A queue with no pause, cap, rate limit, hold or solo (the usual one) learns so in one EXISTS, not
--- four; one without flow control in two (the count without solo tells whether it has solos).
+-- four; one without flow control in two (the count without solo tells whether it has solos). The wake
+-- list rides along, counted six times (more than the five others together): whether a token waits in it
+-- already, which the baton at the end needs (_prelude's wake, no LLEN).
 local has_caps, limited = false, false
-local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo')
+local wake_list = ns .. 'wake'
+local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo',
+  wake_list, wake_list, wake_list, wake_list, wake_list, wake_list)
+WAKE_TOKEN = flags >= 6
+if flags >= 6 then flags = flags - 6 end
 if flags == 0 then
   solos = false
 else
@@ -198,8 +209,12 @@ local function turn()
   local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
     if at == #chunk then
-      chunk, at = redis.call('LRANGE', ring, seen, seen + want - got - 1), 0
-      if #chunk == 0 then break end
+      if head then  -- the first turn's first chunk was read with the ring's length
+        chunk, at, head = head, 0, nil
+      else
+        chunk, at = redis.call('LRANGE', ring, seen, seen + want - got - 1), 0
+        if #chunk == 0 then break end
+      end
       solo = prefetch(chunk)
     end
     at, seen = at + 1, seen + 1
