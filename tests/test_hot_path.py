@@ -67,6 +67,23 @@ def test_a_claims_joined_fields_arrive_intact_and_a_bar_in_one_faults_only_its_j
     assert job.fault == "" and claimed[bad.id].fault.startswith("backoff is not valid")
 
 
+def test_a_finish_batch_mixes_the_short_and_the_long_item_forms(emq_env, client):
+    """A completion with a null result goes as 2 fields (id, token), any other outcome as 5 (finish.lua): a
+    batch of both, in any order, an id holding ":" and "|" and a stale token among them, settles each item."""
+    q = Queue("default")
+    refs = jobs.add.enqueue_many([((i, 0), {}) for i in range(5)])
+    odd = jobs.add.using(job_id="odd:1|x").enqueue(9, 9)
+    c = {j.id: j for j in q.bclaim(6, "w")}
+    a, b, d, e, f = (c[r.id] for r in refs)
+    states = q.finish([Outcome(a.id, a.token, "completed", "null"), Outcome(b.id, b.token, "completed", "7"),
+                       Outcome(odd.id, c[odd.id].token, "completed", "null"),
+                       Outcome(d.id, d.token, "failed", "boom", 0), Outcome(e.id, e.token + 1, "completed", "null"),
+                       Outcome(f.id, f.token, "dead", "gone")])
+    assert states == ["completed", "completed", "completed", "ready", "stale", "dead"]
+    assert (q.get_job(a.id).result, q.get_job(b.id).result, q.get_job(odd.id).state) == (None, 7, "completed")
+    assert (q.get_job(d.id).error, q.get_job(e.id).state, q.get_job(f.id).state) == ("boom", "active", "dead")
+
+
 def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):
     """The raw pipeline reads every reply after NOSCRIPT and runs the scripts again, loaded."""
     if server_url != embedded_url:
