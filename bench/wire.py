@@ -54,12 +54,7 @@ def pipelined(ctx: Ctx, n: int) -> dict:
     try:
         packed = conn.pack_commands([("EVALSHA", sha, 1, key, "x")] * CHUNK)
         t = time.perf_counter()
-        conn.send_packed_command(packed)
-        for r in range(rounds):
-            if r + 1 < rounds:  # the next batch waits in the server's buffer while it runs this one
-                conn.send_packed_command(packed)
-            for _ in range(CHUNK):
-                conn.read_response()
+        _stream(conn, [packed] * rounds)
         wall_s = time.perf_counter() - t
     finally:
         client.connection_pool.release(conn)
@@ -91,15 +86,21 @@ def hash_floor(ctx: Ctx, fields: dict, n: int) -> dict:
         batches = [conn.pack_commands([("HSET", f"{base}{r}:{i}", *flat) for i in range(CHUNK)])
                    for r in range(rounds)]
         cpu0 = server_cpu(ctx)
-        conn.send_packed_command(batches[0])
-        for r in range(rounds):
-            if r + 1 < rounds:
-                conn.send_packed_command(batches[r + 1])
-            for _ in range(CHUNK):
-                conn.read_response()
+        _stream(conn, batches)
         cpu = max(server_cpu(ctx) - cpu0, 1e-6)
     finally:
         ctx.client.connection_pool.release(conn)
     for r in range(rounds):
         ctx.client.delete(*[f"{base}{r}:{i}" for i in range(CHUNK)])
     return {"calls": rounds * CHUNK, "server_cpu_s": cpu}
+
+
+def _stream(conn, batches: list) -> None:
+    """Send packed batches of CHUNK commands two on the wire at once (the next waits in the server's
+    buffer while it runs one), reading each batch's replies."""
+    conn.send_packed_command(batches[0])
+    for r in range(len(batches)):
+        if r + 1 < len(batches):
+            conn.send_packed_command(batches[r + 1])
+        for _ in range(CHUNK):
+            conn.read_response()

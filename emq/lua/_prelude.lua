@@ -37,18 +37,17 @@ local function each_chunk(list, f)
 end
 
 -- Leave at most one token in a wake list: one parked waiter is enough to start a chain.
--- WAKE_TOKEN: whether the workers' wake list holds a token, when this call knows it (read with another
--- command, as bclaim's EXISTS, or woken already), else nil: no LLEN then. Only clients pop a wake list
--- (their BLPOP runs between script calls, never inside one), so what a call learnt holds to its end.
+-- WAKE_TOKEN: whether the workers' list ('wake') holds a token, once this call knows it, else nil: an
+-- LLEN asks. A claim's flags and a mint's priority check learn it without one: their EXISTS of k keys
+-- names the wake list k + 1 times after them, so its share of the count (k + 1 when a token waits) stands
+-- apart from theirs (a helper to decode it costs a mint 1 % more server instructions: a Lua call each).
+-- Only clients pop a wake list (a BLPOP runs between script calls), so what a call learnt holds to its end.
 local WAKE_TOKEN = nil
 local function wake(suffix)
-  local token = nil
-  if suffix == 'wake' then token = WAKE_TOKEN end
-  if token then return end
-  if token == false or redis.call('LLEN', ns .. suffix) == 0 then
-    redis.call('RPUSH', ns .. suffix, '1')
-  end
-  if suffix == 'wake' then WAKE_TOKEN = true end
+  local known = nil
+  if suffix == 'wake' then known, WAKE_TOKEN = WAKE_TOKEN, true end
+  if known == nil then known = redis.call('LLEN', ns .. suffix) > 0 end
+  if not known then redis.call('RPUSH', ns .. suffix, '1') end
 end
 
 -- A group with a cap that its active jobs have reached must stay off the ring.
@@ -99,16 +98,15 @@ local function lane_joined(group, front)
 end
 
 -- Make an id ready in its group's lane; a lane that was empty joins the ring and the lane set.
--- Whether the queue has groups in priority mode (_prio.lua's PRIO['']) and whether the wake list holds a
--- token (WAKE_TOKEN) are read in one EXISTS (prio once, wake twice), where prio_on and the wake that
--- follows a push would spend an EXISTS and an LLEN: a mint of one job makes 8 commands, not 9.
+-- Whether the queue has groups in priority mode (_prio.lua's PRIO['']) is read with the wake list's token
+-- (WAKE_TOKEN: the list named twice), where prio_on and the wake after a push would spend an EXISTS and an LLEN.
 local function lane_push(group, id, front)
   local lane = ns .. 'lane:' .. group
   local n
   if PRIO[''] == nil and WAKE_TOKEN == nil then
     local wake_list = ns .. 'wake'
     n = redis.call('EXISTS', ns .. 'prio', wake_list, wake_list)
-    PRIO[''], WAKE_TOKEN = n % 2 == 1, n >= 2
+    PRIO[''], WAKE_TOKEN = n % 2 == 1, n > 1
   end
   if prio_on(group) then n, front = prio_push(lane, group, id)  -- a group in priority mode (_prio.lua)
   elseif front then n = redis.call('LPUSH', lane, id) else n = redis.call('RPUSH', lane, id) end

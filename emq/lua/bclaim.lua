@@ -52,15 +52,14 @@ local head = redis.call('LRANGE', ring, 0, want - 1)
 if #head == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
 local ringlen = #head < want and #head or redis.call('LLEN', ring)
 -- A queue with no pause, cap, rate limit, hold or solo (the usual one) learns so in one EXISTS, not
--- four; one without flow control in two (the count without solo tells whether it has solos). The wake
--- list rides along, counted six times (more than the five others together): whether a token waits in it
--- already, which the baton at the end needs (_prelude's wake, no LLEN).
+-- four; one without flow control in two (the count without solo tells whether it has solos). The same
+-- EXISTS tells whether a token waits in the wake list, for the baton at the end (WAKE_TOKEN: the list
+-- named six times, once more than the keys before it).
 local has_caps, limited = false, false
 local wake_list = ns .. 'wake'
 local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo',
   wake_list, wake_list, wake_list, wake_list, wake_list, wake_list)
-WAKE_TOKEN = flags >= 6
-if flags >= 6 then flags = flags - 6 end
+WAKE_TOKEN, flags = flags > 5, flags % 6
 if flags == 0 then
   solos = false
 else

@@ -70,8 +70,7 @@ class Leases:
         """Hold the jobs of one claim (one queue): one lock and one renewal nudge a batch, not a job."""
         if not helds:
             return
-        name = helds[0].queue.name
-        renewer = self._renewers[name]
+        renewer = self._renewers[helds[0].queue.name]
         progressed = renewer.progressed  # one bound method a batch
         held, lease_ms = self._held, helds[0].job.lease_ms
         with self._lock:
