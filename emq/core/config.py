@@ -27,23 +27,41 @@ DEFAULTS: dict[str, Any] = {
     "EMQ_LEASE": 30.0,  # seconds
     "EMQ_MAX_STALLED": 1,  # reclaims of a job before it is dead as "stalled"
     "EMQ_DEFAULT_TIMEOUT": 3600.0,  # seconds an attempt may run (a job's timeout= overrides); None = no limit
-    # Seconds a stopped attempt's thread (time limit, cancel) may take to return before it counts as
-    # abandoned: its slot already has a fresh thread, its late finish is fenced off (stale).
-    "EMQ_TIMEOUT_GRACE": 5.0,
-    "EMQ_MAX_ABANDONED": 4,  # abandoned threads still stuck after which a worker drains and exits 1 (0: never)
+    # Seconds a stopped attempt's thread (time limit, cancel) may take to return, at least, before it counts
+    # as abandoned (as long again as it had run, when longer): its slot already has a fresh thread, its late
+    # finish is fenced off (stale), and the recycle it may lead to drains the worker for up to EMQ_GRACE.
+    "EMQ_TIMEOUT_GRACE": 30.0,
+    "EMQ_MAX_ABANDONED": 4,  # abandoned threads stuck at once after which a worker drains and exits 75 (0: never)
     "EMQ_GROUP_LIMITS": {},  # {"queue": {"group": cap}}
     "EMQ_RATE_LIMITS": {},  # {"queue": {"group" | "*" | None: "100/60"}}: starts per seconds (core/rates.py)
+    "EMQ_QUOTAS": {},  # {"queue": {"group" | "*" | None: max}}: jobs not yet finished per group (core/quotas.py)
     # Seconds a Pump parks at most between ticks. Every duty wakes it anyway (an earlier due time,
     # a lease expiring sooner, a new recurrence), so this bounds idle traffic, not lateness; its
     # lead lasts 2x this without a tick, which bounds how soon a crashed leader is replaced.
     "EMQ_PUMP_PARK": 15.0,
+    # Seconds of a server stall (a fork, a slow script, a paused VM) whose expired leases the Pump
+    # forgives: each gets one more lease period once the server serves again (tick.lua); 0: none.
+    "EMQ_STALL_GRACE": 60.0,
     "EMQ_REPEAT_GRACE": 60.0,  # seconds late an occurrence may be minted before it counts as missed
     "EMQ_REPEAT_CATCHUP": 100,  # most missed occurrences one catch-up mints under missed="all"
     "EMQ_RECURRENCES": [],  # recurrences declared in settings: dicts of Recurrence fields, upserted as rows
     "EMQ_GRACE": 30.0,  # seconds a stopping worker waits for running jobs
+    # Seconds a job whose name no worker that claims it knows (new code minted it, old workers run: a rolling
+    # deploy) is given back without spending an attempt, from the first time, on the server clock; then dead.
+    "EMQ_UNKNOWN_GRACE": 600.0,
+    # (first, cap) seconds such a job is held off each time: about as long as it has been unknown so far.
+    "EMQ_UNKNOWN_DELAY": (1.0, 60.0),
+    # @emq.job's enqueue inside transaction.atomic() mints when it commits, never on rollback (a job's
+    # on_commit= overrides it). Off: enqueue returns once the job exists. The Tasks backend has its own
+    # OPTIONS["ENQUEUE_ON_COMMIT"], on by default.
+    "EMQ_ENQUEUE_ON_COMMIT": False,
     "EMQ_EAGER": False,  # run jobs inline at enqueue, in the caller's process (tests, scripts)
     "EMQ_ASYNC_SLOTS": 100,  # async def jobs a worker runs at once on its event loop, besides its threads
     "EMQ_MASK": None,  # regex of parameter names whose values the dashboard masks; None: emq's default
+    # Encryption at rest (emq.core.sealed): every job's arguments, result, error and progress note are
+    # stored encrypted (a job's encrypt= overrides it), with EMQ_ENCRYPTION_KEYS: Fernet keys, newest first.
+    "EMQ_ENCRYPT": False,
+    "EMQ_ENCRYPTION_KEYS": [],
     # Enqueue returns only once its jobs survive more than the server's memory (emq.core.durable):
     # "fsync" = in the server's AOF on disk (WAITAOF 1 0), "replica" = on a replica (WAIT 1); "" = off.
     "EMQ_DURABLE": "",
@@ -60,6 +78,12 @@ DEFAULTS: dict[str, Any] = {
     # (emq.events(), the dashboard's live pages): one XADD a script call, off by default.
     "EMQ_EVENTS": False,
     "EMQ_EVENTS_MAX": 10_000,  # stream entries kept per queue, about (XADD MAXLEN ~); an entry: one call's changes
+    # The optional HTTP API (emq.api, mounted by the project's urls): bearer tokens by client name,
+    # {"deploy-bot": {"token": "...", "scopes": ["read", "enqueue", "control"]}}, and its limits.
+    "EMQ_API_TOKENS": {},
+    "EMQ_API_MAX_BODY": 1024 * 1024,  # bytes of a request body; a larger one is refused (413) unread
+    "EMQ_API_EVENTS_SECONDS": 25.0,  # seconds one event stream lasts before the client reconnects
+    "EMQ_API_EVENTS_HEARTBEAT": 10.0,  # seconds of quiet after which an event stream sends a comment line
 }
 
 Reader = Callable[[str, Any], Any]

@@ -12,7 +12,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ..errors import ServerFull, ServerUnavailable
+from ..errors import ConfigurationError, ServerFull, ServerUnavailable
 from . import config, embedded, faults
 
 _lock = threading.Lock()
@@ -39,10 +39,10 @@ def data_dir() -> Path:
 
 
 def server_url() -> str:
-    """EMQ_URL, or the URL of the embedded Valkey (started when none answers)."""
+    """EMQ_URL as redis-py reads it (``client_url``), or the URL of the embedded Valkey (started when none answers)."""
     url = config.get("EMQ_URL")
     if url:
-        return url
+        return client_url(url)
     return embedded.start(data_dir())
 
 
@@ -63,13 +63,25 @@ def _client_key() -> tuple[str, bool]:
     return config.get("EMQ_URL") or f"embedded:{data_dir()}", bool(config.get("EMQ_CLUSTER"))
 
 
+SCHEMES = {"redis": "redis", "rediss": "rediss", "unix": "unix", "valkey": "redis", "valkeys": "rediss"}
+
+
+def client_url(url: str) -> str:
+    """The URL as redis-py reads it: ``valkey://`` is ``redis://``, ``valkeys://`` (TLS) is ``rediss://``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in SCHEMES:
+        raise ConfigurationError(f"EMQ_URL {mask(url)!r} is not a redis://, rediss://, valkey://, valkeys:// or "
+                                 "unix:// URL: e.g. EMQ_URL=valkey://127.0.0.1:6379/0")
+    return f"{SCHEMES[scheme.lower()]}://{rest}"
+
+
 def _connect(url: str, cluster: bool, **extra: Any) -> Any:
-    if url.split("://", 1)[0] not in ("redis", "rediss", "unix"):
-        raise ServerUnavailable(f"EMQ_URL {mask(url)!r} is not a redis://, rediss:// or unix:// URL")
     # A server that does not answer a connect (a host down, a firewall dropping packets) is an error
     # after CONNECT_TIMEOUT, not after the operating system's minutes.
     opts = {"decode_responses": True, "health_check_interval": 30, "socket_keepalive": True,
             "socket_connect_timeout": CONNECT_TIMEOUT, **extra}
+    if not config.get("EMQ_URL"):  # the embedded Valkey: each connect reads its port file (a restart may move it)
+        opts.update(embedded.following(data_dir()))
     if cluster:
         return redis.RedisCluster.from_url(url, **opts)
     return redis.Redis.from_url(url, **opts)
@@ -84,7 +96,8 @@ def new_client(block: float = 0.0) -> Any:
     reconnect and block again after ``disconnect`` closed the sockets to stop it.
     """
     extra = {"socket_timeout": block + 5.0} if block > 0 else {}
-    return _connect(server_url(), bool(config.get("EMQ_CLUSTER")), retry=Retry(NoBackoff(), 0), **extra)
+    with guard():  # a cluster client connects as it is built: an absent node is an outage, not a crash
+        return _connect(server_url(), bool(config.get("EMQ_CLUSTER")), retry=Retry(NoBackoff(), 0), **extra)
 
 
 def own_client() -> Any:
@@ -142,7 +155,7 @@ def reset() -> None:
 
 class _Guard:
     """``guard()``'s context manager: a class, not a generator, as it wraps every call on the hot
-    paths (a generator-based one cost ~1 us an enqueue). Stateless, so one instance serves all."""
+    paths (a generator-based one costs a frame and a generator each). Stateless, so one instance serves all."""
 
     __slots__ = ()
 
@@ -152,6 +165,8 @@ class _Guard:
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
         if exc is None or not isinstance(exc, (redis.RedisError, redis.exceptions.RedisClusterException)):
             return False
+        if fault := faults.misconfigured(exc):
+            raise _refused(exc, fault) from None
         state = faults.classify(exc)
         if state is None:
             return False  # a fault of the call itself: it propagates as it is
@@ -163,12 +178,22 @@ _GUARD = _Guard()
 
 def guard() -> _Guard:
     """Turn the server's states (unreachable, full, loading, read-only, busy...) into ServerUnavailable
-    or ServerFull, naming the server and what to do (``faults``); a fault of the call propagates."""
+    or ServerFull, naming the server and what to do (``faults``); what the server refuses in EMQ_URL
+    (a wrong password, no such database) into ConfigurationError; a fault of the call propagates."""
     return _GUARD
 
 
+def _where() -> str:
+    return mask(config.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
+
+
+def _refused(exc: Exception, fault: str) -> ConfigurationError:
+    reason = str(exc.__cause__ if fault == "auth" and exc.__cause__ else exc).rstrip(". ")
+    return ConfigurationError(f"Valkey at {_where()} refused the connection ({reason}): {faults.MISCONFIGURED[fault]}.")
+
+
 def _unavailable(exc: Exception, state: str = "unreachable") -> ServerUnavailable:
-    url = mask(config.get("EMQ_URL") or f"embedded Valkey in {data_dir()}")
+    url = _where()
     reason = str(exc).rstrip(". ")
     if state == "unreachable":
         advice = faults.advice(state)

@@ -8,14 +8,23 @@ writes): a bulk enqueue of 10,000 jobs waits once, not per job.
 
 * ``"fsync"``: ``WAITAOF 1 0 <ms>``, the writes are in the server's AOF on its disk. Needs
   WAITAOF (Valkey, Redis >= 7.2) and ``appendonly yes``; with ``appendfsync everysec`` each wait
-  lasts until the next fsync (~100 ms), with ``always`` about nothing.
+  lasts until the next fsync, with ``always`` about nothing.
 * ``"replica"``: ``WAIT 1 <ms>``, a replica holds the writes. What a failover promotes is the
   replica's memory, so this is what keeps a job through it (``WAITAOF 0 1`` would also need AOF
   on the replica); WAIT exists on every server emq supports.
 
+Each mode is probed on a connection before the first script is sent on it (``probe``): a server
+that cannot give the guarantee refuses the enqueue before anything is written, so a caller that
+retries never duplicates jobs. "fsync": ``WAITAOF 1 0 1`` errs without WAITAOF (Redis < 7.2) or
+without ``appendonly``; "replica": ``WAIT 1 <timeout>`` on a connection that has written nothing
+answers at once with the replicas attached, 0 when none is. A probe that passes is kept for the
+connection's socket: a reconnect (a restarted server may run without AOF now) probes again.
+
 A confirmation that does not come within EMQ_DURABLE_TIMEOUT raises ``NotDurable``: the jobs
-were written, but may be lost. Limit: a master without a replica in sync (e.g. a replica just
-promoted, before its old master returns as its replica) refuses every "replica" enqueue.
+were written, but may be lost. Limit: a master whose replica is attached but not in sync (e.g. a
+replica just promoted, before its old master returns as its replica) passes the probe and refuses
+every "replica" enqueue after writing it. docs/guides/failure-modes.md says what each mode (and the
+default, none) lets an acknowledged enqueue survive.
 """
 
 from __future__ import annotations
@@ -28,7 +37,8 @@ from ..errors import ConfigurationError, NotDurable
 from . import config
 
 MODES = ("fsync", "replica")
-_has_waitaof: weakref.WeakSet = weakref.WeakSet()  # clients whose server answered WAITAOF once
+# mode -> the sockets whose server passed that mode's probe; a reconnect makes a new socket.
+_probed: dict[str, weakref.WeakSet] = {mode: weakref.WeakSet() for mode in MODES}
 
 
 def fence(client: Any) -> tuple[Any, ...] | None:
@@ -38,27 +48,51 @@ def fence(client: Any) -> tuple[Any, ...] | None:
         return None
     if mode not in MODES:
         raise ConfigurationError(f"EMQ_DURABLE must be one of {MODES} or empty, not {mode!r}")
-    ms = max(1, int(float(config.get("EMQ_DURABLE_TIMEOUT")) * 1000))
     if mode == "replica":
-        return ("WAIT", 1, ms)
-    _check_waitaof(client)
-    return ("WAITAOF", 1, 0, ms)
+        return ("WAIT", 1, _timeout_ms())
+    return ("WAITAOF", 1, 0, _timeout_ms())
 
 
-def _check_waitaof(client: Any) -> None:
-    """Refuse "fsync" before anything is written on a server without WAITAOF (Redis < 7.2)."""
-    if client in _has_waitaof:
+def probe(conn: Any) -> None:
+    """Refuse, before anything is sent on conn, a server that cannot give EMQ_DURABLE's guarantee;
+    once a connection's socket passed, it is not asked again (``fenced.run`` calls this)."""
+    mode = config.get("EMQ_DURABLE")
+    if conn._sock is None:
+        conn.connect()
+    if conn._sock in _probed[mode]:
         return
+    command = ("WAIT", 1, _timeout_ms()) if mode == "replica" else ("WAITAOF", 1, 0, 1)
+    conn.send_command(*command)
     try:
-        client.execute_command("WAITAOF", 0, 0, 1)
+        reply = conn.read_response()
     except Exception as exc:
-        if "unknown command" not in str(exc).lower():
-            raise
-        raise ConfigurationError(
+        raise _refusal(mode, exc) from None
+    if mode == "replica" and int(reply) < 1:
+        raise NotDurable(
+            "EMQ_DURABLE='replica': the server has no replica attached (WAIT 1 answered 0 within "
+            f"{config.get('EMQ_DURABLE_TIMEOUT')} s); nothing was written. Attach a replica (INFO replication) "
+            "or unset EMQ_DURABLE."
+        )
+    _probed[mode].add(conn._sock)
+
+
+def _refusal(mode: str, exc: Exception) -> Exception:
+    text = str(exc)
+    if "unknown command" in text.lower():
+        return ConfigurationError(
             "EMQ_DURABLE='fsync' needs the WAITAOF command (Valkey, or Redis 7.2 and later); this server does "
-            f"not know it ({exc}). Use EMQ_DURABLE='replica' (WAIT) or upgrade the server."
-        ) from None
-    _has_waitaof.add(client)
+            f"not know it ({text}); nothing was written. Use EMQ_DURABLE='replica' (WAIT) or upgrade the server."
+        )
+    if "appendonly" in text:
+        return ConfigurationError(
+            f"EMQ_DURABLE='fsync' needs the server's AOF, and it runs without it ({text}); nothing was written. "
+            "Turn appendonly on (CONFIG SET appendonly yes, and in its config file), or unset EMQ_DURABLE."
+        )
+    return exc
+
+
+def _timeout_ms() -> int:
+    return max(1, int(float(config.get("EMQ_DURABLE_TIMEOUT")) * 1000))
 
 
 def confirm(replies: Sequence[Any], queue: str, jobs: int, before: int) -> None:

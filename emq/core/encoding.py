@@ -110,3 +110,24 @@ def _raise_for_first_bad(name: str, args: tuple, kwargs: dict) -> None:
                 f"{label} of {name} is not JSON ({type(value).__name__}: {exc}); "
                 "pass JSON values (str, int, float, bool, None, list, dict) such as an id or an ISO date"
             ) from None
+
+
+CUT = f"… (nested deeper than {MAX_DEPTH} levels: cut here)"
+
+
+def cut_deep(value: Any) -> Any:
+    """A decoded value for display, each list or dict nested past MAX_DEPTH levels replaced by CUT (in place).
+
+    enqueue refuses deeper values, so only one written past emq is deeper; walking or printing it
+    whole would overflow Python's stack, so this walks with a loop, never a recursion.
+    """
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        node, depth = stack.pop()
+        for k, v in list(node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(v, dict | list):
+                if depth >= MAX_DEPTH:
+                    node[k] = CUT
+                else:
+                    stack.append((v, depth + 1))
+    return value

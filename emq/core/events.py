@@ -10,6 +10,7 @@ read each partition (``emq.events("clicks#0")``) in a thread of its own there.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,17 +18,20 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import ConfigurationError
-from . import config, topology
+from . import config, encrypted, topology
 from .connection import get_client, guard
 from .records import from_ms
 
 READ = 500  # stream entries read per XREAD at most
+STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
+MAX_PART = 2**64 - 1  # each part of a stream id is a 64-bit unsigned number
 
 
 @dataclass(frozen=True)
 class Event:
     """One state change: ``kind`` is minted, ready, scheduled, active, progress, completed, retried,
-    dead, cancelled, stalled or batch; ``detail`` and ``extra`` say more (see ``_events.lua``)."""
+    dead, cancelled, stalled, waiting (a flow resumed, or a durable job suspended) or batch; ``detail`` and
+    ``extra`` say more (see ``_events.lua``)."""
 
     queue: str  # the physical queue
     kind: str
@@ -43,6 +47,8 @@ def _unpack(queue: str, stream_id: str, fields: dict[str, str]) -> list[Event]:
     out = []
     for item in json.loads(fields.get("e", "[]")):
         kind, job_id, *rest = item + [None, None]
+        if kind == "progress":  # an encrypted job's note is sealed (core/stored.py)
+            rest[1] = encrypted.open_text(rest[1])
         out.append(Event(queue, kind, job_id, rest[0], rest[1], at, stream_id))
     return out
 
@@ -56,7 +62,15 @@ def _start(key: str, since: Any) -> str:
     if since in (None, "$"):
         last = get_client().xrevrange(key, count=1)
         return last[0][0] if last else "0-0"
-    return str(since)
+    return stream_id(str(since))
+
+
+def stream_id(text: str) -> str:
+    """A stream id given as text (``<ms>-<seq>`` or ``<ms>``), checked; ValueError saying what one is."""
+    if not STREAM_ID.fullmatch(text) or any(int(part) > MAX_PART for part in text.split("-")):
+        raise ValueError(f"since={text[:60]!r} is not a stream id: give <ms>-<seq> (each part a whole number "
+                         "below 2**64), \"0\" for the oldest event kept, or an Event")
+    return text
 
 
 def read(queues: list[str], cursors: dict[str, str], block_ms: int | None, prefix: str) -> list[Event]:

@@ -3,7 +3,9 @@
 The one place that reads redis-py's exceptions. A *state* (full, read-only, busy, loading, moving,
 unreachable) is the server's for now, not the caller's: enqueue raises it as ``ServerFull`` or
 ``ServerUnavailable`` with what to do, and workers and Pumps back off and resume by themselves.
-Anything else (a script error, a wrong type) is a fault of the call and propagates as it is.
+Anything else (a script error, a wrong type) is a fault of the call and propagates as it is, but
+for what the server refuses in EMQ_URL itself (``misconfigured``: a password, a database number):
+no wait mends those, so they are said at once and never waited on as an unreachable server.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ STATES = {
     "moving": "the queue's slot is moving between cluster nodes: wait for the migration",
     "noscript": "the server lost its script cache mid-call: the next call loads the scripts again",
     "unreachable": "start the server or set EMQ_URL to one that runs",
+}
+
+# what the server refuses in EMQ_URL -> what to do (no wait mends it)
+MISCONFIGURED = {
+    "auth": "authentication failed: check the user and password in EMQ_URL (or the server's requirepass/ACL)",
+    "db": "the server has no database of that number (its `databases` setting, 16 by default: 0 to 15): "
+          "use a lower number in EMQ_URL, or raise `databases`",
 }
 
 _CONNECTION = (redis.ConnectionError, redis.TimeoutError, rx.ClusterDownError, rx.SlotNotCoveredError,
@@ -44,6 +53,16 @@ def classify(exc: BaseException) -> str | None:
         return _by_prefix(str(exc))
     if isinstance(exc, rx.RedisClusterException) and "connect" in str(exc):
         return "unreachable"  # a cluster client's way of saying no node answers
+    return None
+
+
+def misconfigured(exc: BaseException) -> str | None:
+    """"auth" or "db" when the server refuses what EMQ_URL gives it (also as a cluster client's cause), else None."""
+    for e in (exc, exc.__cause__):
+        if isinstance(e, (rx.AuthenticationError, rx.AuthenticationWrongNumberOfArgsError)):
+            return "auth"
+        if isinstance(e, rx.ResponseError) and "DB index is out of range" in str(e):
+            return "db"
     return None
 
 

@@ -1,23 +1,27 @@
 """Scripts of one slot in pipelined round trips, each closed by a fence on its connection (EMQ_DURABLE).
 
 WAIT and WAITAOF count only their own connection's writes, so each round trip goes to the slot's
-primary on one connection, scripts then fence (``scripts.on_owner``).
+primary on one connection, scripts then fence (``owner.on_owner``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from redis.exceptions import ClusterError
 
-from .scripts import REFUSED, RETRY_FOR, current, declared, load, on_owner, refresh, refusal, unknown
+from .owner import on_owner, refresh
+from .scripts import REFUSED, RETRY_FOR, current, declared, load, refusal, unknown
 
 
 def run(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
-        fence: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        fence: Sequence[Any], ready: Callable[[Any], None] | None = None) -> tuple[list[Any], list[Any]]:
     """Run scripts of one slot in pipelined round trips, each closed by ``fence`` on its connection.
+
+    ``ready(conn)`` sees each round trip's connection before anything is sent on it and may refuse
+    (raise): EMQ_DURABLE probes there whether the server can give its guarantee, before any write.
 
     Returns the scripts' replies and the fence's replies (error replies as exceptions): every
     script reply is covered by one fence reply. A script refused (slot moving) or unknown to
@@ -34,7 +38,7 @@ def run(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
             load(client, current(calls[i][0]), calls[i][1][0])  # a function is loaded, never sent as source
             source.discard(i)
         commands = [_command(calls[i], i in source) for i in pending]
-        *answers, fenced = on_owner(client, calls[pending[0]][1][0], [*commands, tuple(fence)])
+        *answers, fenced = on_owner(client, calls[pending[0]][1][0], [*commands, tuple(fence)], ready)
         fences.append(fenced)
         refused = _sort(dict(zip(pending, answers, strict=True)), replies, source)
         if refused:

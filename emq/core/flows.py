@@ -15,8 +15,9 @@ acknowledges them. A crash in between forwards an entry twice: harmless, since a
 each parent once (its pending set loses the parent id, or the entry changes nothing). So a
 child is released exactly once, however often an outcome arrives (at-least-once delivery,
 idempotent effect). Minting the child before linking means no outcome can arrive before it.
-Limit: a process that dies between steps 1 and 2 leaves the child waiting (it shows in the
-dashboard's Waiting list; cancel it).
+A process that dies between steps 1 and 2, or a parent whose record vanished, would leave the child
+waiting for ever: the Pump's look at waiting jobs (_orphans.lua) asks the parents' queues again
+(``recheck``), a few jobs a second.
 """
 
 from __future__ import annotations
@@ -104,24 +105,40 @@ def link(children: Sequence[FlowItem], prefix: str) -> None:
             Queue(child_queue, prefix=prefix).flow.relay(items)
 
 
-def forward(q: Queue) -> int:
-    """Forward a queue's relay list to the queues its entries name; returns how many were forwarded.
+def forward(q: Queue) -> bool:
+    """Forward a queue's relay list to the queues its entries name; True when entries are left for the next tick.
 
-    Each round relays a page, then acknowledges it by sequence number on the next read.
+    Each round relays a page, then acknowledges it by sequence number on the next read. Entries that
+    came while the list was not empty woke nobody (only the first of an empty list wakes the Pump),
+    so whatever the last read leaves needs a tick at once, not after the Pump's park.
     """
-    acked = total = 0
+    acked = 0
     for _ in range(FORWARD_ROUNDS):
         entries = q.flow.relayed(acked)
         if not entries:
-            return total
+            return False
         by_queue: dict[str, list[Settled]] = {}
         for e in entries:
             by_queue.setdefault(e.queue, []).append(e.settled)
         for name, items in by_queue.items():
             Queue(name, prefix=q.keys.prefix).flow.relay(items)
-        acked, total = entries[-1].seq, total + len(entries)
-    q.flow.relayed(acked, limit=1)  # acknowledge the last round
-    return total
+        acked = entries[-1].seq
+    return bool(q.flow.relayed(acked, limit=1))  # acknowledges the last round
+
+
+def recheck(q: Queue, far: Sequence[tuple[str, str, str]]) -> None:
+    """Ask the parents' queues again about jobs of q that wait for them: (child, parent, parent's queue)
+    each, from the Pump's look at q's waiting jobs (_orphans.lua). A parent whose record vanished
+    answers "missing", one whose outcome never arrived answers it, and either is relayed to q; a
+    parent still pending is linked again (idempotent)."""
+    by_queue: dict[str, list[tuple[str, str]]] = {}
+    for child, parent, queue in far:
+        by_queue.setdefault(queue, []).append((parent, child))
+    settled: list[Settled] = []
+    for queue, pairs in by_queue.items():
+        settled += [a for a in Queue(queue, prefix=q.keys.prefix).flow.link(q.name, pairs) if a is not None]
+    if settled:
+        q.flow.relay(settled)
 
 
 def parent_of(queue: str, job_id: str, prefix: str) -> Parent:

@@ -15,7 +15,7 @@ def built(cls: type[T], values: dict[str, Any]) -> T:
     A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``: for the 15
     fields of a claimed job that is most of the cost of decoding a claim, and the worker's loop
     decodes one a job (``records.Claimed``). By name, not zipped with the fields in order (a zip a
-    job cost a claim's decode a third more), and as one dict that becomes the instance's own
+    job costs a claim's decode more), and as one dict that becomes the instance's own
     ``__dict__`` (pass a fresh one): keyword arguments cost a call as much as the dict, and filling
     an instance's dict key by key as much again. The result is the same frozen, comparable value;
     the callers pass every field (tests/test_hot_path.py compares with the constructor's).

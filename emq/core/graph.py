@@ -12,9 +12,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import stored
 from .records import MintSpec
 
-KINDS = ("parent", "chain step", "batch")  # how a failed parent is named in a child's reason
+KINDS = ("parent", "chain step", "batch", "chord")  # how a failed parent is named in a child's reason
 WHENS = ("completed", "finished", "failed")  # run when: all completed | all settled | one failed
 
 
@@ -31,8 +32,8 @@ class FlowItem:
     """One job of a flow to mint in ``queue``: its spec, its parents and how it treats them.
 
     ``flow`` is (queue, id) of the batch or chain record it belongs to (None: none); ``member``
-    makes its end count for that batch. ``pass_result`` puts each parent's result (a batch's
-    summary) first among its arguments when it is released.
+    makes its end count for that batch (``chord``: and its result go to it). ``pass_result`` puts each
+    parent's result (a batch's summary) first among its arguments when it is released.
     """
 
     spec: MintSpec
@@ -43,17 +44,19 @@ class FlowItem:
     pass_result: bool = False
     flow: tuple[str, str] | None = None
     member: bool = False
+    chord: bool = False
 
     def argv(self) -> list[Any]:
-        """flow_mint.lua's fields of this job: mint's 15, its 7, then the parent ids (local first)."""
+        """flow_mint.lua's fields of this job: mint's 15, its 8, then the parent ids (local first)."""
         local = [p.id for p in self.parents if p.queue == self.queue] if self.parents else []
         remote = [p.id for p in self.parents if p.queue != self.queue] if self.parents else []
         batch = ""
         if self.member and self.flow is not None:
-            batch = "L" if self.flow[0] == self.queue else "R"
+            batch = "L" if self.flow[0] == self.queue else "RC" if self.chord else "R"
         flow = _flow_json(self.flow) if self.flow is not None else ""
-        return [*self.spec.argv(), self.kind, self.when, "1" if self.pass_result else "0", flow, batch,
-                len(local), len(remote), *local, *remote]
+        far = json.dumps({p.id: p.queue for p in self.parents if p.queue != self.queue}) if remote else ""
+        return [*stored.mint_row(self.spec), self.kind, self.when, "1" if self.pass_result else "0", flow, batch,
+                len(local), len(remote), far, *local, *remote]
 
     def ref(self) -> str:
         """The job as a flow record lists it: JSON [queue, id]."""
@@ -83,13 +86,14 @@ class Settled:
 
     child: str
     parent: str
-    state: str  # completed | dead | cancelled | missing; a batch parent: completed | failed
-    result: str = "null"  # the parent's result JSON (a batch's summary)
+    state: str  # completed | dead | cancelled | missing; a batch parent: completed | failed; revive (retried)
+    result: str = "null"  # the parent's result JSON (a batch's summary, a chord's results)
     reason: str = ""
     batch: bool = False  # child is a batch and parent one of its members
+    gen: int = 0  # the parent's generation: how often a retry reopened it (_revive.lua)
 
     def argv(self) -> list[Any]:
-        return [self.child, self.parent, self.state, self.result, self.reason, "1" if self.batch else "0"]
+        return [self.child, self.parent, self.state, self.result, self.reason, "1" if self.batch else "0", self.gen]
 
 
 @dataclass(frozen=True)
@@ -105,4 +109,5 @@ class Relayed:
         seq, _, body = entry.partition("|")
         e = json.loads(body)
         batch = e.get("b") is True
-        return cls(int(seq), e["q"], Settled(e["c"], e["p"], e["s"], e.get("r") or "null", e.get("w") or "", batch))
+        settled = Settled(e["c"], e["p"], e["s"], e.get("r") or "null", e.get("w") or "", batch, int(e.get("g") or 0))
+        return cls(int(seq), e["q"], settled)

@@ -8,10 +8,10 @@ from typing import Any
 
 
 def loose(text: str) -> Any:
-    """A stored JSON field, or its raw text when it is corrupt."""
+    """A stored JSON field, or its raw text when it is corrupt (or nests deeper than the parser goes)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

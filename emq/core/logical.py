@@ -1,9 +1,11 @@
-"""A queue as its users name it: ``emq.queue("clicks")`` acts on the right partition of each job.
+"""A queue as its users name it: ``emq.Queue("clicks")`` (``emq.queue("clicks")``) acts on the right
+partition of each job, and the physical queues of a name for the rest of emq.
 
 Lease calls (``extend_lock``, ``release_lock``) go to the partition that holds the job, the sweep
-and counts cover every partition, and ``get_job`` finds a job wherever it was routed. For an
-unpartitioned queue each call is exactly the engine's ``Queue`` call, and the engine's other
-operations are there too; on a partitioned one those act on one of ``.partitions``.
+and counts cover every partition, and ``get_job`` finds a job wherever it was routed; the same
+methods whether the queue is partitioned or not. The engine's physical queue (``engine.Queue``) is
+built only inside ``emq.core``: the rest of emq gets the physical queues of a name from ``partitions``
+and ``partition`` here (a test pins it).
 """
 
 from __future__ import annotations
@@ -16,32 +18,40 @@ from typing import Any
 
 from ..errors import JobNotFound
 from . import config, topology, waits
-from .connection import get_client, guard
 from .engine import MAX_BATCH, Queue, counts_of
+from .engine.reads import holders
 from .records import Counts, Job
 
 
+def partitions(names: Iterable[str], *, prefix: str | None = None, client: Any = None) -> list[Queue]:
+    """The physical queues of these names in order, repeats dropped: a partitioned queue's partitions
+    (``clicks#0 …``), any other name's one queue (a partition's name too)."""
+    return [Queue(n, prefix=prefix, client=client) for n in topology.expand(list(names))]
+
+
+def partition(name: str, *, prefix: str | None = None) -> Queue:
+    """The physical queue of one physical name: a partition (``clicks#3``) or a queue that is not partitioned.
+    ValueError for a partitioned queue's own name (it names several: use ``partitions``)."""
+    if topology.count(name) > 1:
+        raise ValueError(f"queue {name!r} is partitioned: name one of its partitions "
+                         f"({topology.home(name)} …) or take them all with partitions([{name!r}])")
+    return Queue(name, prefix=prefix)
+
+
 class LogicalQueue:
-    """A logical queue and its physical partitions (one, when it is not partitioned)."""
+    """A queue as users name it, and its physical partitions (one, when it is not partitioned).
+
+    ``emq.Queue`` is this class (``emq.LogicalQueue`` names it too); its methods are the same whether the
+    queue is partitioned or not. The worker's own operations (claim, finish) are the engine's, not these.
+    """
 
     def __init__(self, name: str, *, prefix: str | None = None) -> None:
         self.name = topology.logical(name)
         self.prefix = prefix or config.get("EMQ_PREFIX")
-        self.partitions = [Queue(n, prefix=self.prefix) for n in topology.names(self.name)]
+        self.partitions = partitions([self.name], prefix=self.prefix)
 
     def __repr__(self) -> str:
-        return f"<LogicalQueue {self.name!r} partitions={len(self.partitions)} prefix={self.prefix!r}>"
-
-    def __getattr__(self, name: str) -> Any:
-        """Every other engine operation of an unpartitioned queue (``bclaim``, ``finish``, ``mint``…)."""
-        if name.startswith("_") or name == "partitions" or not hasattr(Queue(self.name), name):
-            raise AttributeError(name)
-        if len(self.partitions) > 1:
-            raise AttributeError(
-                f"{name} acts on one partition of the partitioned queue {self.name!r}: "
-                f"call it on one of emq.queue({self.name!r}).partitions"
-            )
-        return getattr(self.partitions[0], name)
+        return f"<Queue {self.name!r} partitions={len(self.partitions)} prefix={self.prefix!r}>"
 
     def of_group(self, group: str | None) -> Queue:
         """The partition a group's lane, cap and recurrences live in."""
@@ -53,14 +63,9 @@ class LogicalQueue:
         direct = tried[0] if len(tried) == 1 else topology.marked(self.name, job_id)
         if direct:  # a generated id names its partition: no lookup needed
             return Queue(direct, prefix=self.prefix)
-        with guard():
-            pipe = get_client().pipeline(transaction=False)
-            for name in tried:
-                pipe.exists(Queue(name, prefix=self.prefix).keys.job(job_id))
-            found = pipe.execute()
-        for name, hit in zip(tried, found, strict=True):
-            if hit:
-                return Queue(name, prefix=self.prefix)
+        found = holders([Queue(name, prefix=self.prefix) for name in tried], job_id)
+        if found:
+            return Queue(found[0], prefix=self.prefix)
         raise self._not_found(job_id, tried)
 
     def get_job(self, job_id: str) -> Job:
@@ -101,6 +106,15 @@ class LogicalQueue:
         """Cancel many jobs: "ok", "missing", or the state of one that had finished, per id."""
         return self._per_partition([(job_id, 0) for job_id in ids], lambda q, part: q.cancel([i for i, _ in part]))
 
+    def retry(self, job_id: str) -> bool:
+        """Run a dead or cancelled job again, resuming its flow (see ``emq.retry``); False in any other state."""
+        return self.retry_many([job_id])[0] == "ok"
+
+    def retry_many(self, ids: Sequence[str]) -> list[str]:
+        """Retry many jobs: "ok", "missing", or the state of one that was neither dead nor cancelled, per id."""
+        return self._per_partition([(job_id, 0) for job_id in ids],
+                                   lambda q, part: q.admin.retry([i for i, _ in part]))
+
     def pause(self, group: str | None = None) -> bool:
         """Pause the queue (every partition), or one group's lane; True when something was not paused yet."""
         return any([q.pause(group) for q in self._scope(group)])
@@ -110,8 +124,14 @@ class LogicalQueue:
         return any([q.resume(group) for q in self._scope(group)])
 
     def paused(self, group: str | None = None) -> bool:
-        """Whether the queue (every partition of it) is paused, or, given a group, that group's lane."""
+        """Whether the queue (every partition of it) is paused, or, given a group, that group's lane.
+
+        A paused lane does not make the queue paused: its other groups still run (``paused_groups``)."""
         return all(q.paused(group) for q in self._scope(group))
+
+    def paused_groups(self) -> list[str]:
+        """The groups whose lanes are paused, sorted, over every partition (one read a partition)."""
+        return sorted({g for q in self.partitions for g in q.paused_groups()})
 
     def _scope(self, group: str | None) -> list[Queue]:
         return self.partitions if group is None else [self.of_group(group)]
@@ -149,13 +169,13 @@ class JobRef:
     ``enqueued_at`` is the server's time of the mint that wrote it (None when the mint waits for a
     commit, or ran inline); it is not part of the reference's identity. ``created`` is False when the
     call minted nothing: a job with its ``job_id`` existed, or one held its unique key (``unique_for``,
-    ``debounce``), and the reference names that job.
+    ``debounce``), and the reference names that job. Neither is in its repr, ``JobRef(id='…', queue='…')``.
     """
 
     id: str
     queue: str
-    enqueued_at: datetime | None = field(default=None, compare=False)
-    created: bool = field(default=True, compare=False)
+    enqueued_at: datetime | None = field(default=None, compare=False, repr=False)
+    created: bool = field(default=True, compare=False, repr=False)
 
     def get(self) -> Job:
         """The job as stored now (JobNotFound once it was deleted or trimmed)."""
@@ -164,6 +184,10 @@ class JobRef:
     def cancel(self) -> bool:
         """Cancel the job (see ``emq.cancel``); False when it had finished."""
         return LogicalQueue(self.queue).cancel(self.id)
+
+    def retry(self) -> bool:
+        """Run the job again if it is dead or cancelled, resuming its flow (see ``emq.retry``)."""
+        return LogicalQueue(self.queue).retry(self.id)
 
     def wait(self, timeout: float | None = None) -> Job:
         """Block until the job has ended (completed, dead or cancelled) and return it, without polling.

@@ -17,6 +17,7 @@ from .engine import Queue
 from .engine.rates import EACH, QUEUE
 from .limits import apply_group_limits, configured
 from .logical import LogicalQueue
+from .quotas import apply_quotas
 
 SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")  # "100/60": 100 starts per 60 seconds
 
@@ -80,6 +81,8 @@ def apply_rate_limits(queue_names: Iterable[str] | None = None) -> int:
 
 
 def apply_limits(queue_names: list[str]) -> None:
-    """Write EMQ_GROUP_LIMITS and EMQ_RATE_LIMITS of these queues to the server (a worker or Pump starting)."""
+    """Write EMQ_GROUP_LIMITS, EMQ_RATE_LIMITS and EMQ_QUOTAS of these queues to the server (a worker or
+    Pump starting)."""
     apply_group_limits(queue_names)
     apply_rate_limits(queue_names)
+    apply_quotas(queue_names)

@@ -5,30 +5,25 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from . import layout
+from . import encrypted, journal, sealed
 from .frozen import _new, _set
+from .journal import from_ms
 from .lenient import loose, whole
 
 STATES = ("waiting", "scheduled", "ready", "active", "completed", "dead", "cancelled")
 SETTLED = ("completed", "dead", "cancelled")  # a job's end: what ref.wait() returns on
 # What finish answers per item: the state the script decided, or why it changed nothing.
-FINISHED = ("completed", "scheduled", "ready", "dead")
+FINISHED = ("completed", "scheduled", "ready", "dead", "waiting")  # waiting: a durable job suspended
 REFUSED = ("stale", "missing")
-
-
-def from_ms(value: Any) -> datetime | None:
-    """An aware UTC datetime from server milliseconds, or None when unset."""
-    if value in (None, ""):
-        return None
-    return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
 
 
 @dataclass(frozen=True)
 class MintSpec:
-    """One job to mint, fully resolved (ids, JSON and options already checked)."""
+    """One job to mint, fully resolved (ids, JSON and options already checked); ``stored.mint_row`` makes
+    it mint.lua's ARGV fields."""
 
     id: str
     name: str
@@ -48,23 +43,6 @@ class MintSpec:
     soft_timeout_ms: int = 0  # when SoftTimeLimit is raised inside the job (0: never)
     unique: str = ""  # "" or mint.lua's uniqueness spec: "U<ms>|<s|f>|<key>" unique, "D<ms>|<key>" debounce
 
-    def argv(self) -> list[Any]:
-        """The 15 ARGV fields of one job, in mint.lua's order."""
-        return self.argv_like(self.id, self.args_json, self.kwargs_json, self.group, self.due)
-
-    def argv_like(self, job_id: str, args_json: str, kwargs_json: str, group: str, due: str) -> list[Any]:
-        """``argv`` of a job that differs from this one in these fields only (an enqueue's plan fills them in)."""
-        return [job_id, "1" if self.if_absent else (self.unique or "0"), self.name, args_json, kwargs_json, group,
-                due, self.max_attempts, self.lease_ms, self.max_stalled, _pair(*self.backoff), self.origin,
-                int(self.priority), self.meta, _pair(int(self.timeout_ms), int(self.soft_timeout_ms))]
-
-
-@functools.lru_cache(maxsize=256)
-def _pair(a: float, b: float) -> str:
-    """"<a>,<b>" as a job stores its backoff and its time limits, formatted once per distinct value
-    (every job of a function shares them); whole numbers without ".0": 4 bytes less a job."""
-    return ",".join(str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(float(x)) for x in (a, b))
-
 
 @dataclass(frozen=True)
 class Claimed:
@@ -82,10 +60,18 @@ class Claimed:
     due_ms: int = 0  # server ms it became due; claimed_ms - due_ms is its wait in the queue
     claimed_ms: int = 0  # server ms of the claim
     meta: str = ""  # "" or the JSON object minted with it (the trace context, the tasks backend's data)
-    # Time limits in ms (0: none; None, built by hand: the worker applies EMQ_DEFAULT_TIMEOUT; core/layout.py).
+    # Time limits in ms (0: none; None, built by hand: the worker applies EMQ_DEFAULT_TIMEOUT; core/stored.py).
     timeout_ms: int | None = None
     soft_timeout_ms: int = 0
     fault: str = ""  # what the worker could not decode (e.g. "args is not JSON"): it ends the job dead as corrupt
+    spared: int = 0  # claims given back without spending an attempt (finish.lua's spare)
+    sealed: bool = False  # an encrypted job (core/stored.py): its result, error and progress are sealed too
+
+    @property
+    def attempt(self) -> int:
+        """Which attempt this run spends (1 for the first): the token less the claims given back. The token
+        fences; this is what a backoff, a log line or a trace counts."""
+        return self.token - self.spared
 
     @property
     def wait_ms(self) -> int:
@@ -94,7 +80,8 @@ class Claimed:
 
     @classmethod
     def from_reply(cls, reply: list) -> list[Claimed]:
-        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form ones joined by "|"},
+        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form ones joined by "|"
+        (lease, max_attempts, backoff, due, timeout, spared — "" for none, the usual — and meta)},
         decoded here (``frozen.built``'s work inline); fields alike jobs share, once a run of them (``of``)."""
         jobs: list[Claimed] = []
         if not reply:
@@ -104,12 +91,13 @@ class Claimed:
         for f in zip(*[fields] * 7, strict=False):
             jid, token, name, args, kwargs, group, rest = f
             try:
-                lease, tries, backoff, due, limits, meta = rest.split("|", 5)
+                lease, tries, backoff, due, limits, spared, meta = rest.split("|", 6)
                 if lease != of[0] or tries != of[1] or backoff != of[2] or limits != of[3]:
-                    # The job's own fields too, as placeholders: setting them in a copy grows nothing (-60 ns a job).
+                    # The job's own fields too, as placeholders: setting them in a copy grows nothing (performance.md).
                     run = {"id": "", "token": 0, "name": "", "args": None, "kwargs": None, "lease_ms": int(lease),
                            "max_attempts": int(tries), "backoff": _backoff(backoff), "group": "", "due_ms": 0,
-                           "claimed_ms": now, "meta": "", "timeout_ms": None, "soft_timeout_ms": 0, "fault": ""}
+                           "claimed_ms": now, "meta": "", "timeout_ms": None, "soft_timeout_ms": 0, "fault": "",
+                           "spared": 0, "sealed": False}
                     run["timeout_ms"], run["soft_timeout_ms"] = _limits(limits)
                     of = (lease, tries, backoff, limits, run)  # once every shared field decoded
                 values = of[4].copy()  # a copy of every field, then the job's own set: a tenth cheaper than a display
@@ -117,13 +105,28 @@ class Claimed:
                 values["args"] = [] if args == "[]" else _json(args, list)
                 values["kwargs"] = {} if kwargs == "{}" else _json(kwargs, dict)
                 values["group"], values["due_ms"] = group, int(due)
+                if spared:  # a job given back without spending an attempt (rate limit, unknown name, suspension)
+                    values["spared"] = int(spared)
                 job = _new(cls)
                 _set(job, "__dict__", values)
             except Exception:  # one bad job never costs the batch: it is quarantined (records its fault)
-                job = cls(jid, int(token), name or "", [], {}, 1000, 1, (1.0, 1.0), group or "", now, now,
-                          fault=_fault(f))
+                job = _off_path(cls, f, now)
+                if job is None:  # every field decodes on its own: the error is this decoder's, not the job's
+                    raise
             jobs.append(job)
         return jobs
+
+
+def _off_path(cls: type[Claimed], f: tuple, now: int) -> Claimed | None:
+    """A claimed job the plain path did not decode: an encrypted one opened (its kwargs is never JSON), else
+    one that records which field is bad (its fault); None when every field decodes on its own."""
+    jid, token, name, _, kwargs, group, _ = f
+    job = encrypted.open_claimed(cls, f, now) if sealed.is_sealed(kwargs) else None
+    if job is not None:
+        return job
+    fault = _fault(f)
+    return cls(jid, int(token), name or "", [], {}, 1000, 1, (1.0, 1.0), group or "", now, now, fault=fault) \
+        if fault else None
 
 
 def _json(text: str, kind: type) -> Any:
@@ -137,20 +140,27 @@ def _json(text: str, kind: type) -> Any:
 # What each field of a bclaim reply must decode as, by its index once the joined one is split (_fault).
 _FIELDS = ((3, "args", lambda v: _json(v, list)), (4, "kwargs", lambda v: _json(v, dict)), (6, "lease", int),
            (7, "max_attempts", int), (8, "backoff", lambda v: _backoff.__wrapped__(v)), (9, "due", int),
-           (10, "timeout", lambda v: _limits.__wrapped__(v)))
+           (10, "timeout", lambda v: _limits.__wrapped__(v)), (11, "spared", lambda v: int(v) if v else 0))
 
 
 def _fault(fields: tuple) -> str:
-    """Which field of a claimed job did not decode, as the job's dead reason says it."""
-    flat = [*fields[:6], *(fields[6] or "").split("|", 5)]
+    """Which field of a claimed job does not decode, as the job's dead reason says it; "" when each field
+    decodes on its own. Only data errors count (bad JSON, bad numbers, a field of the wrong shape): an
+    error of the decoder's own code (a TypeError, NameError... with good data) is not the job's fault."""
+    for index, name in ((0, "id"), (2, "fn"), (5, "group"), (6, "lease")):
+        if not isinstance(fields[index], str):
+            return f"{name} is not text ({type(fields[index]).__name__})"
+    flat = [*fields[:6], *fields[6].split("|", 6)]
+    if len(flat) != 13:
+        return f"the claim's joined fields are {len(flat) - 6}, not 7: {fields[6][:100]!r}"
     for index, name, decode in _FIELDS:
         try:
             decode(flat[index])
         except json.JSONDecodeError:
             return f"{name} is not JSON"
-        except Exception as exc:
+        except (ValueError, TypeError) as exc:
             return f"{name} is not valid ({exc})"[:200]
-    return "a field did not decode"
+    return ""
 
 
 @functools.lru_cache(maxsize=256)
@@ -175,10 +185,10 @@ class Outcome:
 
     id: str
     token: int
-    # "completed" | "failed" (retried while attempts remain) | "dead" | "discarded" (dead, no retry) |
-    # "corrupt" (dead as corrupt: value says which field did not decode)
+    # "completed" | "failed" (retried while attempts remain) | "dead" | "discarded" (dead, no retry) | "corrupt" (dead:
+    # value says which field did not decode) | "spared", "ratelimited", "unknown" (no attempt spent): see finish.lua
     outcome: str
-    value: str  # result JSON, or error text
+    value: str  # result JSON, or error text ("<grace ms>,<cap ms>|<error text>" when unknown)
     retry_ms: int = 0
     exc: BaseException | None = field(default=None, compare=False, repr=False)  # what the job raised, if any
 
@@ -194,7 +204,7 @@ class Job:
     args: list
     kwargs: dict
     group: str
-    attempts: int
+    attempts: int  # attempts spent: claims, less those given back without spending one (a rate limit, a hold)
     max_attempts: int
     result: Any = None
     error: str | None = None
@@ -213,6 +223,8 @@ class Job:
     progress: float | None = None  # the last fraction ctx.progress() reported (written at most once a second)
     progress_note: str = ""
     flow: tuple[str, str] | None = None  # (queue, id) of the batch or chain the job belongs to
+    steps: tuple[journal.Step, ...] = ()  # a durable job's done steps, sleeps, signals, children (core/journal.py)
+    encrypted: bool = False  # stored encrypted: args, kwargs, result, errors read opened, or "encrypted" (no key)
 
     @property
     def settled(self) -> bool:
@@ -220,13 +232,12 @@ class Job:
         return self.state in SETTLED
 
     @classmethod
-    def from_hash(cls, queue: str, job_id: str, h: dict[str, str]) -> Job:
-        """Build from the job's hash as stored by the scripts (fields left out at their defaults)."""
-        h = layout.filled(h)
+    def from_fields(cls, queue: str, job_id: str, h: dict[str, str]) -> Job:
+        """Build from every field of the job as ``stored`` reads it back (the left-out ones at their defaults)."""
         return cls(
             id=job_id, queue=queue, name=h.get("fn", ""), state=h.get("state", ""),
             args=loose(h.get("args", "[]")), kwargs=loose(h.get("kwargs", "{}")), group=h.get("group", ""),
-            attempts=whole(h.get("attempts")), max_attempts=whole(h.get("max_attempts")),
+            attempts=whole(h.get("attempts")) - whole(h.get("spared")), max_attempts=whole(h.get("max_attempts")),
             result=loose(h["result"]) if "result" in h else None,
             error=h.get("error"),
             errors=loose(h.get("errors", "[]")),
@@ -243,7 +254,8 @@ class Job:
             meta=loose(h["meta"]) if "meta" in h else None,
             progress=float(h["progress"]) if "progress" in h else None,
             progress_note=h.get("progress_note", ""),
-            flow=tuple(json.loads(h["flow"])) if "flow" in h else None,
+            flow=tuple(json.loads(h["flow"])) if "flow" in h else None, steps=journal.steps_of(h),
+            encrypted=h.get(encrypted.FLAG) == "yes",
         )
 
 
@@ -261,7 +273,7 @@ class Counts:
     groups_on_ring: int
     cancelled: int = 0
     paused: bool = False  # the queue is paused (every partition of a partitioned one)
-    waiting: int = 0  # jobs waiting for their parents (after=, chain steps, batch callbacks)
+    waiting: int = 0  # jobs waiting for their parents (after=, chain steps, callbacks), a signal or children
     relaying: int = 0  # parents' outcomes still to be forwarded to jobs of other queues (the Pump does)
 
     @classmethod
@@ -281,20 +293,3 @@ class Counts:
         total = {f: sum(getattr(c, f) for c in parts) for f in summed}
         return cls(max(c.now_ms for c in parts), next_due_ms=min(dues) if dues else None,
                    paused=all(c.paused for c in parts), **total)
-
-
-@dataclass(frozen=True)
-class Tick:
-    """What one Pump step did and how long the Pump may park."""
-
-    leader: bool
-    promoted: int
-    reclaimed: int
-    park_ms: int
-    repeat_due: bool
-    now_us: int  # the server's clock at the tick, in microseconds (park_ms counts from its millisecond)
-    relay: int = 0  # entries of the queue's relay list the leading Pump forwards
-
-    @classmethod
-    def from_reply(cls, r: list) -> Tick:
-        return cls(bool(r[0]), int(r[1]), int(r[2]), int(r[3]), bool(r[4]), int(r[5]), int(r[6]) if len(r) > 6 else 0)

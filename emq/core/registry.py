@@ -39,10 +39,36 @@ def known_queues(prefix: str | None = None) -> set[str]:
         return set(get_client().smembers(keys.registry_queues(prefix or config.get("EMQ_PREFIX"))))
 
 
+def is_known(queue: str, prefix: str | None = None) -> bool:
+    """Whether a queue (physical or logical) is in the registry, or the default queue (known before its first
+    job): one SISMEMBER, whatever the number of queues."""
+    if topology.logical(queue) == config.get("EMQ_DEFAULT_QUEUE"):
+        return True
+    with guard():
+        return bool(get_client().sismember(keys.registry_queues(prefix or config.get("EMQ_PREFIX")),
+                                           topology.logical(queue)))
+
+
 def remember_all(names: Iterable[str]) -> None:
     """Register several physical or logical queues."""
     for name in names:
         remember_queue(Queue(name))
+
+
+def beat(prefix: str, worker_id: str, entry: dict[str, Any], ttl: int, settings: bool) -> dict[str, str] | None:
+    """Refresh a worker's entry for ttl seconds, and put its id back in the set if the entry had lapsed (a
+    reader drops an id whose entry is gone: the entry first, then the id); with settings, read the stored
+    worker settings as stored (``overrides.parse`` reads them) in the same round trip. Mostly one command a beat."""
+    client = get_client()
+    with guard():
+        pipe = client.pipeline(transaction=False)
+        pipe.set(keys.worker(prefix, worker_id), json.dumps(entry), ex=ttl, get=True)
+        if settings:
+            pipe.hgetall(keys.worker_settings(prefix))
+        replies = pipe.execute()
+        if replies[0] is None:
+            client.sadd(keys.registry_workers(prefix), worker_id)
+    return replies[1] if settings else None
 
 
 @dataclass(frozen=True)

@@ -1,28 +1,30 @@
 """Load the Lua scripts of ``emq/lua/`` once and run them by SHA, loading on NOSCRIPT.
 
-Each script is the shared preludes (``PRELUDES``, in order) followed by the operation's own file;
-the header of each file documents its KEYS, ARGV and reply. Only ``emq.core.engine`` calls ``run``:
-it alone knows a script's argument order.
+Each script is two lines, then the helper files the operation includes (``includes.py``, in
+load order), then the operation's own file; the header of each file documents its KEYS, ARGV and
+reply. Only ``emq.core.engine`` calls ``run``: it alone knows a script's argument order.
 
-EMQ_EVENTS: a script's source starts with ``local EVENTS_MAX = <n>`` (0: events off), so the
-scripts that record state changes append them to the queue's event stream inside the same call
-(``_events.lua``). On and off are two sources with two SHAs: no ARGV, key or command changes.
+The two lines: ``local EVENTS_MAX = <n>`` (EMQ_EVENTS: 0, events off), so the scripts that record
+state changes append them to the queue's event stream inside the same call (``_events.lua``), on
+and off being two sources with two SHAs (no ARGV, key or command changes); and ``local ns =
+KEYS[1]``, the queue's namespace ``<prefix>:{<queue>}:``: every key a script touches is ns ..
+suffix, so all of them share the queue's hash tag (each operation's header lists KEYS[1] only).
 
 On a cluster, every script also declares KEYS[2], a key of its queue's slot that is never
-written (``keys.guard``). With two declared keys that do not exist, a node whose slot is being
+read or written (``keys.guard``). With two declared keys that do not exist, a node whose slot is being
 migrated refuses the script before it runs (ASK, then TRYAGAIN on the target) instead of
 running it against half the queue's keys; ``run`` retries such refusals with a short backoff
 until the migration ends. A refused script did nothing, so the retry is safe.
 
-The worker's claim and finish run as Valkey Functions (FCALL, ``functions.py``): loaded once on the
-node that serves the queue's slot, on "Function not found", as a script is on NOSCRIPT.
+The worker's claim and finish, and the lean mint of one job, run as Valkey Functions (FCALL,
+``functions.py``): loaded once on the node that serves the queue's slot, on "Function not found", as a
+script is on NOSCRIPT.
 ``fenced.run`` closes each pipelined round trip with one more command on the same connection
 (WAIT / WAITAOF for EMQ_DURABLE, which count only their own connection's writes).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import time
@@ -32,21 +34,15 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from redis.exceptions import AskError, ClusterError, MovedError, NoScriptError, TryAgainError
+from redis.exceptions import AskError, ClusterError, MovedError, NoScriptError, OutOfMemoryError, TryAgainError
 
-from . import config, functions
+from . import config, functions, includes
 from .keys import guard
-from .shake import shaken
+from .owner import on_owner
 from .wire import exchange as _exchange
 from .wire import stream as _stream
 
-LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file
-# Shared helpers, in load order: events (and the flow hooks' forward declarations) first, then the
-# ready counter and ring membership, then priorities (before the lifecycle's lanes), the lifecycle
-# helpers, the checks a script makes before it writes (and its quarantine), unique jobs and rate limits,
-# then the flow helpers that use them.
-# Each script carries only the helpers it reaches (core/shake.py).
-PRELUDES = ("_events", "_counters", "_prio", "_prelude", "_checks", "_flowctl", "_flow")
+LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file, helpers in _*.lua
 # Refusals that mean "the script did not run, the slot is moving": retried, up to RETRY_FOR seconds.
 # ClusterError is what redis-py raises once its own redirect budget (a few ms of TRYAGAIN) is spent.
 REFUSED = (TryAgainError, AskError, MovedError, ClusterError)
@@ -55,7 +51,7 @@ RETRY_FOR = 30.0
 
 @dataclass(frozen=True)
 class Script:
-    """One operation: its name, full source (prelude included) and SHA1; for one of
+    """One operation: its name, full source (its helpers included) and SHA1; for one of
     ``functions.FUNCTIONS``, its FCALL name and library source too."""
 
     name: str
@@ -75,15 +71,16 @@ class Script:
 def script(name: str, events_max: int = 0) -> Script:
     """Return the script for one operation, e.g. ``script("bclaim")``; events_max > 0 records events."""
     body = (LUA_DIR / f"{name}.lua").read_text()
-    parts = [f"local EVENTS_MAX = {int(events_max)}"]
-    parts += [(LUA_DIR / f"{p}.lua").read_text() for p in PRELUDES]
-    preludes = shaken("\n".join(parts), body)
-    source = "\n".join([preludes, body])
+    parts = [f"local EVENTS_MAX = {int(events_max)}", "local ns = KEYS[1]"]
+    parts += [(LUA_DIR / f"{h}.lua").read_text() for h in includes.helpers(name, LUA_DIR)]
+    helpers = "\n".join(parts)
+    oom = name in functions.ALLOW_OOM_OPS  # runs on a full server (functions.py): a shebang, as a function a flag
+    source = (functions.ALLOW_OOM if oom else "") + "\n".join([helpers, body])
     sha = hashlib.sha1(source.encode()).hexdigest()
     if name not in functions.FUNCTIONS:
         return Script(name, source, sha)
     function = functions.name_of(name, sha)
-    return Script(name, source, sha, function, functions.library(function, preludes, body))
+    return Script(name, source, sha, function, functions.library(function, helpers, body, oom))
 
 
 def current(name: str) -> Script:
@@ -130,7 +127,10 @@ def _once(client: Any, s: Script, keys: Sequence[str], args: Sequence[Any]) -> A
         except redis.ResponseError as exc:
             if not functions.missing(exc):
                 raise
-        load(client, s, keys[0])
+        try:
+            load(client, s, keys[0])
+        except OutOfMemoryError:  # a full server refuses FUNCTION LOAD: the same body as a flagged script
+            return client.eval(s.source, len(keys), *keys, *args)
         return _fcall(client, s, keys, args)
     try:
         return client.evalsha(s.sha, len(keys), *keys, *args)
@@ -169,15 +169,18 @@ def _again(reply: Any) -> bool:
 
 
 def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
-             raise_on_error: bool = True, meanwhile: Callable[[], None] | None = None) -> list[Any]:
+             raise_on_error: bool = True, meanwhile: Callable[[], None] | None = None,
+             also: Sequence[tuple[Any, ...]] = ()) -> list[Any]:
     """Run several scripts in one pipelined round trip; a script refused or missing is run again alone.
 
     An error reply raises, unless raise_on_error is False: then it is returned in its place (the
     server may refuse one script of the round trip and run the next, e.g. at maxmemory).
     ``meanwhile`` is called once the scripts are on the wire, before their replies are read: client
-    work that overlaps the server's (it must not raise)."""
+    work that overlaps the server's (it must not raise). ``also``: plain commands of other slots
+    sent after the scripts in the same round trip (each to its key's node on a cluster), whose
+    replies, errors too, are dropped: hints a reader checks (``idindex``)."""
     if isinstance(client, redis.Redis):
-        replies = _send_and_read(client, calls, meanwhile)
+        replies = _send_and_read(client, calls, meanwhile, also)[: len(calls)]
     else:
         pipe = client.pipeline(transaction=False)
         for name, keys, args in calls:
@@ -187,9 +190,11 @@ def run_many(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any
             # one more round trip each), and fails for as long as that node is down (a failover).
             node = client.get_node_from_key(full[0])
             pipe.execute_command(*current(name).command(full, args), target_nodes=node)
+        for command in also:
+            pipe.execute_command(*command, target_nodes=client.get_node_from_key(command[1]))
         if meanwhile is not None:
             meanwhile()
-        replies = pipe.execute(raise_on_error=False)
+        replies = pipe.execute(raise_on_error=False)[: len(calls)]
     return _settled(client, calls, replies, raise_on_error=raise_on_error)
 
 
@@ -258,10 +263,11 @@ def run_one(client: Any, name: str, keys: Sequence[str], args: Sequence[Any]) ->
 
 
 def _send_and_read(client: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]],
-                   meanwhile: Callable[[], None] | None = None) -> list[Any]:
+                   meanwhile: Callable[[], None] | None = None, also: Sequence[tuple[Any, ...]] = ()) -> list[Any]:
     """A pipeline without redis-py's Pipeline object: on the worker's hot path (a round trip
     every ~10 jobs) building, executing and resetting one cost more CPU than the jobs did."""
-    return _exchange(client, [current(name).command(declared(keys), args) for name, keys, args in calls], meanwhile)
+    commands = [current(name).command(declared(keys), args) for name, keys, args in calls]
+    return _exchange(client, [*commands, *also] if also else commands, meanwhile)
 
 
 def send_on(line: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> None:
@@ -277,21 +283,3 @@ def read_on(line: Any, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]
         line.settle()
         replies = _settled(line.client, calls, replies, raise_on_error=False)
     return replies
-
-
-def on_owner(client: Any, key: str, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
-    """``_exchange`` with the node that serves key's slot (the client itself off a cluster)."""
-    if not isinstance(client, redis.RedisCluster):
-        return _exchange(client, commands)
-    try:
-        return _exchange(client.get_redis_connection(client.get_node_from_key(key)), commands)
-    except (redis.ConnectionError, redis.TimeoutError):
-        refresh(client)  # the node died: the next call asks the others who serves the slot now
-        raise
-
-
-def refresh(client: Any) -> None:
-    """Re-read a cluster's slot map (a slot moved, a node died); best effort, the caller retries or raises."""
-    if isinstance(client, redis.RedisCluster):
-        with contextlib.suppress(redis.RedisError, redis.exceptions.RedisClusterException):
-            client.nodes_manager.initialize()

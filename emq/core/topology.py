@@ -14,7 +14,9 @@ finds the same partition). Generated ids end in ``~<partition>`` so a lookup goe
 the right one.
 
 Every entry point (enqueue, recurrences, the tasks backend, ``emq.queue()``, the dashboard, the
-commands) resolves names here. Limit: changing k re-routes groups; jobs already minted stay
+commands) resolves names here, and a name is checked here once (``check_name``): one a worker
+could not serve (``a:b`` is queue ``a`` of weight ``b`` in ``--queues``) is refused where it is
+first used, not accepted and left unworkable. Limit: changing k re-routes groups; jobs already minted stay
 where they are, and the tags depend on k, so a queue must be drained before k changes.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import functools
 import itertools
 import random
+import re
 import threading
 import zlib
 from collections.abc import Sequence
@@ -38,13 +41,29 @@ from .records import MintSpec
 SEP = "#"  # between a queue's name and its partition number
 MARK = "~"  # between a generated job id and its partition number; between a partition and its tag's suffix
 MAX_PARTITIONS = 1024  # each of k slot ranges must stay wide enough to aim a tag at its middle
+MAX_NAME = 200  # characters of a queue name: it is in every key of the queue
+# Letters and digits of any script, "_", "-", ".": a physical partition's "#<n>" too.
+NAME = re.compile(rf"[\w.-]{{1,{MAX_NAME}}}(#[0-9]{{1,4}})?")
 
 _turns: dict[str, Any] = {}
 _lock = threading.Lock()
 
 
+@functools.lru_cache(maxsize=4096)
+def check_name(queue: str) -> str:
+    """The queue name, once it is one every part of emq can use; ConfigurationError saying which characters are."""
+    if not isinstance(queue, str) or not NAME.fullmatch(queue):
+        raise ConfigurationError(
+            f"queue name {queue!r} cannot be used: give 1 to {MAX_NAME} letters (of any script), digits, '_', "
+            "'-' or '.' (':' and ',' separate queues and weights in --queues, braces are a key's hash tag, "
+            "'#' names a partition)"
+        )
+    return queue
+
+
 def count(queue: str) -> int:
     """How many partitions a logical queue has (1: not partitioned)."""
+    check_name(queue)
     k = (config.get("EMQ_PARTITIONS") or {}).get(queue, 1)
     if not isinstance(k, int) or k < 1:
         raise ConfigurationError(f"EMQ_PARTITIONS[{queue!r}] must be an integer >= 1, not {k!r}")

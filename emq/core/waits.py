@@ -6,6 +6,11 @@ that records it. It puts the token back for any other waiter (the list expires w
 result). The pop blocks at most ``SLICE`` seconds a call: the shared clients read with redis-py's
 5 s socket timeout (which guards every other call against a hung server), so a longer wait is a
 pop every 4 s, not a TimeoutError from the socket.
+
+A server that goes away meanwhile (a restart, a failover) is waited out, trying again with a
+growing pause (at most MAX_PAUSE), until the wait's own deadline: only an outage that outlasts
+the timeout ends the wait, with the ServerUnavailable that says why. A waiter without a timeout
+waits the outage out too, as it would wait for the job.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from typing import Any
 
 import redis.asyncio
 
-from ..errors import JobNotFound
+from ..errors import JobNotFound, ServerUnavailable
 from . import config
 from .connection import guard, server_url
 from .engine import Queue
 
 SLICE = 4.0  # seconds one blocking pop may last: under the clients' 5 s socket timeout
+FIRST_PAUSE, MAX_PAUSE = 0.05, 1.0  # seconds between two tries while the server is away
 SETTLED = frozenset({"completed", "dead", "cancelled", "failed"})  # "failed": a batch that settled with failures
 _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
@@ -43,9 +49,8 @@ def _timed_out(q: Queue, job_id: str, timeout: float | None, state: str) -> Time
                         "wait longer, or see the job in the dashboard")
 
 
-def _slices(timeout: float | None):
-    """The timeouts of successive pops (each at most SLICE) until ``timeout`` seconds have passed."""
-    deadline = None if timeout is None else time.monotonic() + float(timeout)
+def _slices(deadline: float | None):
+    """The timeouts of successive pops (each at most SLICE) until the deadline (time.monotonic)."""
     while True:
         left = SLICE if deadline is None else deadline - time.monotonic()
         if left <= 0:
@@ -53,16 +58,40 @@ def _slices(timeout: float | None):
         yield max(min(left, SLICE), 0.001)
 
 
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + float(timeout)
+
+
+def _past(deadline: float | None, pause: float) -> bool:
+    """Whether a pause now would end after the deadline (never, without one)."""
+    return deadline is not None and time.monotonic() + pause >= deadline
+
+
 def wait_state(q: Queue, job_id: str, timeout: float | None = None) -> str:
-    """Block until the job (or batch) has ended; its final state. TimeoutError after timeout seconds."""
-    state = _registered(q, job_id)
+    """Block until the job (or batch) has ended; its final state. TimeoutError after timeout seconds.
+
+    An outage of the server shorter than what is left of the timeout is ridden out (see above).
+    """
+    deadline, pause = _deadline(timeout), FIRST_PAUSE
+    while True:
+        try:
+            return _wait_once(q, job_id, timeout, deadline)
+        except ServerUnavailable:
+            if _past(deadline, pause):
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, MAX_PAUSE)
+
+
+def _wait_once(q: Queue, job_id: str, timeout: float | None, deadline: float | None) -> str:
+    state = _registered(q, job_id)  # again after an outage: the job may have ended meanwhile
     if state in SETTLED:
         return state
     if timeout is not None and timeout <= 0:
         raise _timed_out(q, job_id, timeout, state)
     key = q.keys.finished(job_id)
     with guard():
-        for block in _slices(timeout):
+        for block in _slices(deadline):
             if (token := q.client.blpop([key], timeout=block)) is not None:
                 q.client.rpush(key, token[1])
                 return token[1]
@@ -71,6 +100,18 @@ def wait_state(q: Queue, job_id: str, timeout: float | None = None) -> str:
 
 async def wait_state_async(q: Queue, job_id: str, timeout: float | None = None) -> str:
     """``wait_state`` for a coroutine: the blocking pop is awaited on the loop's own connection."""
+    deadline, pause = _deadline(timeout), FIRST_PAUSE
+    while True:
+        try:
+            return await _wait_once_async(q, job_id, timeout, deadline)
+        except ServerUnavailable:
+            if _past(deadline, pause):
+                raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, MAX_PAUSE)
+
+
+async def _wait_once_async(q: Queue, job_id: str, timeout: float | None, deadline: float | None) -> str:
     state = await asyncio.to_thread(_registered, q, job_id)
     if state in SETTLED:
         return state
@@ -79,7 +120,7 @@ async def wait_state_async(q: Queue, job_id: str, timeout: float | None = None) 
     key = q.keys.finished(job_id)
     client = _async_client()
     with guard():
-        for block in _slices(timeout):
+        for block in _slices(deadline):
             if (token := await client.blpop([key], timeout=block)) is not None:
                 await client.rpush(key, token[1])
                 return token[1]

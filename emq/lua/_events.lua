@@ -1,7 +1,6 @@
 --[[
-  _events: the event stream of a queue, and the flow hooks' forward declarations; scripts.py
-  loads it first, after the line "local EVENTS_MAX = <n>" it writes (0: EMQ_EVENTS is off).
-  KEYS[1] ns  <prefix>:{<queue>}: (every key is ns .. suffix)
+  _events: the event stream of a queue; scripts.py starts every script with the line
+  "local EVENTS_MAX = <n>" (0: EMQ_EVENTS is off).
   Suffixes used here: events
   A script records each state change with emit(kind, id, detail, extra) and calls
   flush_events() before it returns: the changes of one call become ONE stream entry (at most
@@ -10,15 +9,12 @@
   [kind, id, detail?, extra?]; kinds: minted (detail = the state it was minted in), ready,
   scheduled, active (detail = attempt), progress (detail = fraction, extra = note), completed,
   retried (detail = ready | scheduled), dead (detail = reason), cancelled, stalled (detail =
-  ready | dead).
+  ready | dead), waiting (a dead job of a flow waits again: detail = the retried parent; or a durable job
+  suspended: detail = "signal <name>" | "children"),
+  batch (id = the batch's; detail = completed | failed | waiting).
 ]]
-local ns = KEYS[1]
 local EVENT_CHUNK = 100
 local events = {}
-
--- Defined in _flow.lua (loaded after _prelude.lua, whose helpers call them): a job reached a
--- terminal state; a waiting job's parents all settled.
-local flow_finished
 
 -- Append the pending events to the stream as one entry.
 local function flush_events()

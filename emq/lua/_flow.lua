@@ -1,7 +1,6 @@
 --[[
   _flow: jobs that wait for other jobs — dependencies (after=), chains, batches and their
-  callbacks — and ref.wait()'s blocking pop; loaded after _prelude.lua, whose helpers it uses.
-  KEYS[1] ns  <prefix>:{<queue>}: (every key is ns .. suffix)
+  callbacks — and ref.wait()'s blocking pop.
   Suffixes used here: job:<id>, deps:<id>, children:<id>, flow:<id>, members:<id>, finished:<id>,
                       waiting, relay, relay:seq, dead, cancelled, scheduled, lane:<group>, wake, pumpwake
   A job "waiting" sits in the waiting set with its pending parent ids in deps:<id>. A parent
@@ -12,25 +11,34 @@
   in this queue is settled in the same script; a child in another queue is another slot, so the
   outcome goes to this queue's relay list and the Pump forwards it (flow_out, flow_relay).
   Settling is idempotent (SREM from deps:<child>), so a repeated forward changes nothing.
+  A job a quota counts carries notify too ("q" while nothing else waits on it, 1 once a flow does):
+  its end gives the count back here (flow_finished, tell_job).
   A batch is a flow record (flow:<id>) with its pending members in deps:<id>; each member's end
   counts once, the last settles the batch, and its callbacks are jobs waiting for the batch.
+  A chord is a batch whose callback gets its members' results, in member order (_chord.lua).
+  A failed end keeps the list of the children it told on the job hash (or the batch's record) as
+  "fallen", and a child it killed keeps died_of (that parent) and held_by (the parents it still
+  waited for), so that a retry of the parent resumes the flow (_revive.lua). A retry makes a new
+  generation (gen) of the job or batch; outcomes carry it, and a child (or a batch) ignores one
+  older than the generation that reopened it (rg:<parent id>), as a relay may repeat an entry.
 ]]
-local SETTLED = {completed = true, dead = true, cancelled = true, failed = true}
+--- @include "_chord"
+--- @include "_bury"
+--- @include "_checks"
+--- @include "_events"
+--- @include "_lanes"
+--- @include "_quota_end"
+--- @include "_schedule"
+--- @include "_stats"
+--- @include "_wake"
+-- A job reached a terminal state: flow_finished, defined last, tells its waiters, children and batch;
+-- a child that gives up (give_up) reaches a terminal state in turn.
+local flow_finished
 
--- A parent in this queue: a job, or a batch recorded here. Returns state, result JSON, reason,
--- is_batch; nil when neither exists. A batch's result is its summary.
-local function parent_state(pid)
-  local f = redis.call('HMGET', ns .. 'job:' .. pid, 'state', 'result', 'reason')
-  if f[1] then return f[1], f[2] or 'null', f[3] or '', false end
-  local b = redis.call('HMGET', ns .. 'flow:' .. pid, 'state', 'summary')
-  if b[1] then return b[1], b[2] or 'null', '', true end
-  return nil
-end
-
--- Queue a parent's outcome for its child in another queue; the first entry wakes the Pump.
-local function relay_out(queue, cid, pid, state, result, reason, batch)
+-- Queue a parent's outcome (of generation gen) for its child in another queue; the first entry wakes the Pump.
+local function relay_out(queue, cid, pid, state, result, reason, batch, gen)
   local seq = redis.call('INCR', ns .. 'relay:seq')
-  local entry = cjson.encode({q = queue, c = cid, p = pid, s = state, r = result, w = reason, b = batch})
+  local entry = cjson.encode({q = queue, c = cid, p = pid, s = state, r = result, w = reason, b = batch, g = gen})
   if redis.call('RPUSH', ns .. 'relay', seq .. '|' .. entry) == 1 then wake('pumpwake') end
 end
 
@@ -66,9 +74,15 @@ local function release(id, now)
   end
 end
 
--- End a waiting job without running it: dead (a parent failed) or cancelled (not needed).
-local function give_up(id, state, reason, now, notify)
+-- End a waiting job without running it: dead (parent pid failed) or cancelled (not needed). A dead one
+-- keeps what a retry of pid needs to have it wait again: died_of, and held_by (the parents still pending).
+local function give_up(id, state, reason, now, notify, pid)
   local key = ns .. 'job:' .. id
+  if pid then
+    local left = redis.call('SMEMBERS', ns .. 'deps:' .. id)
+    if #left > 0 then redis.call('HSET', key, 'held_by', cjson.encode(left)) end
+    redis.call('HSET', key, 'died_of', pid)
+  end
   flow_unwait(id)
   if state == 'dead' then
     bury(key, id, now, reason, reason)
@@ -80,22 +94,54 @@ local function give_up(id, state, reason, now, notify)
     count(now, 'cancelled', 1)
     emit('cancelled', id)
   end
-  if notify then flow_finished(id, state, now) end
+  if notify then flow_finished(id, state, now, notify) end
+end
+
+-- A child a durable job spawned (ctx.spawn, marked "spawns") ended: counted whatever the job's state (it
+-- may still run); the last one releases the job when it waits for its children (no signal named in
+-- waits). The job reads its children's outcomes itself (ctx.wait_children): nothing is passed here.
+local function spawn_settled(id, pid, state, now)
+  if redis.call('SREM', ns .. 'deps:' .. id, pid) == 0 or state ~= 'waiting'
+      or redis.call('EXISTS', ns .. 'deps:' .. id) == 1 then return end
+  if not redis.call('HGET', ns .. 'job:' .. id, 'waits') then release(id, now) end
+end
+
+-- A parent of a job that died because of another parent settled: a completed one leaves held_by (its
+-- result passed as usual), so a retry of the other has the job wait only for what is still pending.
+local function settle_fallen(id, key, pid, pstate, presult, pass)
+  local held = redis.call('HGET', key, 'held_by')
+  if pstate ~= 'completed' or not held then return end
+  local left, found = {}, false
+  for _, p in ipairs(cjson.decode(held)) do
+    if p == pid and not found then found = true else left[#left + 1] = p end
+  end
+  if not found then return end
+  if #left == 0 then redis.call('HDEL', key, 'held_by') else redis.call('HSET', key, 'held_by', cjson.encode(left)) end
+  if pass == '1' then prepend_arg(id, presult) end
 end
 
 -- One parent of a waiting job settled: counted once (a repeated relay changes nothing), then the
 -- job runs, waits on, or ends. A failed parent kills a job that needs its parents completed
 -- (when = "completed"), at once, naming the first failure upstream: "<kind> <id> <state>".
-local function settle(id, pid, pstate, presult, preason, now)
+-- gen: the parent's generation; an outcome from before the retry that reopened the job is ignored.
+local function settle(id, pid, pstate, presult, preason, now, gen)
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'when', 'kind', 'pass', 'notify', 'failed_parent')
+  local f = redis.pcall('HMGET', key, 'state', 'when', 'kind', 'pass', 'notify', 'failed_parent', 'died_of',
+    'rg:' .. pid, 'spawns')
+  if f.err then  -- the key holds no hash: it waits no more, dead as corrupt (_checks.lua)
+    flow_unwait(id)
+    return unhashed(key, id, f, now)
+  end
+  if f[9] then return spawn_settled(id, pid, f[1], now) end
+  if f[8] and tonumber(f[8]) > (gen or 0) then return end
+  if f[1] == 'dead' and f[7] then return settle_fallen(id, key, pid, pstate, presult, f[4]) end
   if f[1] ~= 'waiting' or redis.call('SREM', ns .. 'deps:' .. id, pid) == 0 then return end
   local kind, when, failed = f[3] or 'parent', f[2] or 'completed', f[6]
   if pstate ~= 'completed' then
     if when == 'completed' then
       local reason = kind .. ' ' .. pid .. ' ' .. pstate
       if string.sub(preason, 1, #kind + 1) == kind .. ' ' then reason = preason end
-      return give_up(id, 'dead', reason, now, f[5])
+      return give_up(id, 'dead', reason, now, f[5], pid)
     end
     if not failed then
       failed = pid
@@ -110,17 +156,19 @@ local function settle(id, pid, pstate, presult, preason, now)
   release(id, now)
 end
 
--- Tell the children of a settled job or batch: settled here, or relayed to their queue.
-local function tell_children(id, state, result, reason, now)
+-- Tell the children of a settled job or batch (its hash or record: holder; its generation: gen): settled
+-- here, or relayed to their queue. A failed end keeps their list on holder, for a retry (_revive.lua).
+local function tell_children(id, state, result, reason, now, holder, gen)
   local kids = redis.call('SMEMBERS', ns .. 'children:' .. id)
   if #kids == 0 then return end
   redis.call('DEL', ns .. 'children:' .. id)
+  if state ~= 'completed' then redis.call('HSET', holder, 'fallen', cjson.encode(kids)) end
   for _, raw in ipairs(kids) do
     local ref = cjson.decode(raw)
     if ref[1] == '' then
-      settle(ref[2], id, state, result, reason, now)
+      settle(ref[2], id, state, result, reason, now, gen)
     else
-      relay_out(ref[1], ref[2], id, state, result, reason, false)
+      relay_out(ref[1], ref[2], id, state, result, reason, false, gen)
     end
   end
 end
@@ -131,45 +179,67 @@ local function tell_waiters(id, state, ttl)
   redis.call('PEXPIRE', ns .. 'finished:' .. id, ttl)
 end
 
--- A member of a batch recorded here settled: counted once; the last one settles the batch, whose
--- callbacks (jobs waiting for it) then get its summary {id, total, completed, dead, cancelled}.
-local function batch_settle(bid, mid, mstate, now)
-  if redis.call('SREM', ns .. 'deps:' .. bid, mid) == 0 then return end
+-- Every member of a batch recorded here has ended: it settles, and its callbacks (jobs waiting for it)
+-- get its summary {id, total, completed, dead, cancelled} (a chord's callback: the results, _chord.lua).
+local function batch_done(bid, kind, now)
   local bkey = ns .. 'flow:' .. bid
-  if mstate ~= 'completed' and mstate ~= 'cancelled' then mstate = 'dead' end
-  redis.call('HINCRBY', bkey, mstate, 1)
-  if redis.call('EXISTS', ns .. 'deps:' .. bid) == 1 then return end
-  local f = redis.call('HMGET', bkey, 'total', 'completed', 'dead', 'cancelled', 'ttl', 'waited')
+  local f = redis.call('HMGET', bkey, 'total', 'completed', 'dead', 'cancelled', 'ttl', 'waited', 'gen')
   local dead, cancelled = tonumber(f[3] or '0'), tonumber(f[4] or '0')
   local summary = cjson.encode({id = bid, total = tonumber(f[1]), completed = tonumber(f[2] or '0'),
     dead = dead, cancelled = cancelled})
-  local state = 'completed'
+  local state, handed, reason = 'completed', summary, ''
   if dead + cancelled > 0 then state = 'failed' end
+  if kind == 'chord' then state, handed, reason = chord_told(bid, state, dead, cancelled, f[5]) end
   redis.call('HSET', bkey, 'state', state, 'finished', now, 'summary', summary)
   redis.call('PEXPIRE', bkey, f[5])
   redis.call('PEXPIRE', ns .. 'members:' .. bid, f[5])
   emit('batch', bid, state)
   if f[6] then tell_waiters(bid, state, f[6]) end
-  tell_children(bid, state, summary, '', now)
+  tell_children(bid, state, handed, reason, now, bkey, tonumber(f[7] or '0'))
 end
 
--- What a job that reached a terminal state tells: its waiters, its children, its batch.
+-- A member of a batch recorded here settled (its result, its generation): counted once; the last one
+-- settles the batch. An end from before a retry reopened the member (rg:<member id>) is ignored.
+local function batch_settle(bid, mid, mstate, now, result, gen)
+  local bkey = ns .. 'flow:' .. bid
+  local b = redis.call('HMGET', bkey, 'kind', 'rg:' .. mid)
+  if b[2] and tonumber(b[2]) > (gen or 0) then return end
+  if redis.call('SREM', ns .. 'deps:' .. bid, mid) == 0 then return end
+  if mstate ~= 'completed' and mstate ~= 'cancelled' then mstate = 'dead' end
+  redis.call('HINCRBY', bkey, mstate, 1)
+  if b[1] == 'chord' then chord_keep(bid, mid, mstate, result) end
+  if redis.call('EXISTS', ns .. 'deps:' .. bid) == 1 then return end
+  batch_done(bid, b[1], now)
+end
+
+-- What a job that reached a terminal state tells: its waiters, its children, its batch; and a quota that
+-- counts it gets the count back (_quota_end.lua: a counted job carries notify for this).
 local function tell_job(id, state, now)
-  local f = redis.call('HMGET', ns .. 'job:' .. id, 'waited', 'batch', 'flow', 'result', 'reason')
+  local key = ns .. 'job:' .. id
+  local f = redis.call('HMGET', key, 'waited', 'batch', 'flow', 'result', 'reason', 'gen', 'quota')
+  local gen = tonumber(f[6] or '0')
+  if f[7] then quota_end(key, f[7]) end
   if f[1] then tell_waiters(id, state, f[1]) end
-  tell_children(id, state, f[4] or 'null', f[5] or '', now)
+  tell_children(id, state, f[4] or 'null', f[5] or '', now, key, gen)
   if f[2] == 'L' then
-    batch_settle(cjson.decode(f[3])[2], id, state, now)
-  elseif f[2] == 'R' then
+    batch_settle(cjson.decode(f[3])[2], id, state, now, f[4] or 'null', gen)
+  elseif f[2] then  -- R, or RC: a chord's member, whose result the chord keeps (_chord.lua)
     local ref = cjson.decode(f[3])
-    relay_out(ref[1], ref[2], id, state, 'null', '', true)
+    relay_out(ref[1], ref[2], id, state, f[2] == 'RC' and f[4] or 'null', '', true, gen)
   end
 end
 
--- The terminal hook (declared in _events.lua): a job with notify=1 reached completed, dead or
--- cancelled. A worklist, so a chain ending in one queue never recurses as deep as it is long.
+-- The terminal hook (declared at the top of this file): a job with notify reached completed, dead or
+-- cancelled. A worklist, so a chain ending in one queue never recurses as deep as it is long. notify
+-- "q": a quota counts the job and nothing else waits on it (_quotas.lua): the count goes back, no more.
 local told, telling = {}, false
-flow_finished = function(id, state, now)
+flow_finished = function(id, state, now, notify)
+  if notify == 'q' then
+    local key = ns .. 'job:' .. id
+    local mark = redis.call('HGET', key, 'quota')
+    if mark then quota_end(key, mark) end
+    return
+  end
   told[#told + 1] = {id, state}
   if telling then return end
   telling = true

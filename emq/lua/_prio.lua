@@ -1,14 +1,13 @@
 --[[
-  _prio: priorities inside a group's lane (issue 14); scripts.py prepends it before _prelude.lua,
-  whose lane_push and put_job call it. The default path stays a plain list: a group enters
-  "priority mode" only once a job with a priority other than 0 becomes ready in it.
+  _prio: priorities inside a group's lane (issue 14). The default path stays a plain list: a group
+  enters "priority mode" only once a job with a priority other than 0 becomes ready in it.
   In priority mode each ready job of the group is a member of plane:<group>, scored by
   (100 - priority) * 1e13 + sequence (higher priority first, FIFO among equals: O(log n)), and
   a marker PMARK stands for it in lane:<group>, so the list keeps every property the ring and
   the counts rely on (its length is the group's ready count; it exists iff there is ready work).
-  A claim that pops a marker takes the zset's first member instead. Markers of positive jobs go
-  to the head of the list, others to its tail: plain ids still in the list from before the group
-  entered priority mode are older priority-0 jobs, served in their place.
+  A claim that pops a marker takes the zset's first member instead (_prio_take.lua). Markers of
+  positive jobs go to the head of the list, others to its tail: plain ids still in the list from
+  before the group entered priority mode are older priority-0 jobs, served in their place.
   Suffixes used here: prio (set: groups in priority mode), plane:<group> (zset), pseq (counter)
 ]]
 local PMARK = '\0p'
@@ -35,14 +34,6 @@ local function prio_on(group)
   return on
 end
 
--- A job with a priority other than 0 is minted in a group: the group enters priority mode.
-local function prio_mark(group)
-  if not prio_on(group) then
-    redis.call('SADD', ns .. 'prio', group)
-    PRIO[''], PRIO[group] = true, true
-  end
-end
-
 -- Put a ready job of a group in priority mode into its zset and a marker in its list; returns the list's
 -- length and whether the marker went to its head.
 local function prio_push(lane, group, id)
@@ -51,29 +42,4 @@ local function prio_push(lane, group, id)
   redis.call('ZADD', ns .. 'plane:' .. group, (100 - p) * 1e13 + seq, id)
   if p > 0 then return redis.call('LPUSH', lane, PMARK), true end
   return redis.call('RPUSH', lane, PMARK), false
-end
-
--- The id a popped list entry stands for: itself, or the first of the group's zset for a marker (nil: none).
-local function prio_pop(group, id)
-  if id ~= PMARK then return id end
-  local top = redis.call('ZPOPMIN', ns .. 'plane:' .. group)
-  return top[1]
-end
-
--- Take a ready job out of its group's list (cancel): from the zset and one marker, or the id itself
--- from the list. Returns how many list entries left (0 or 1), for the ready counter.
-local function prio_unlane(group, id)
-  local lane = ns .. 'lane:' .. group
-  if prio_on(group) and redis.call('ZREM', ns .. 'plane:' .. group, id) == 1 then
-    return redis.call('LREM', lane, 1, PMARK)
-  end
-  return redis.call('LREM', lane, 1, id)
-end
-
--- A group whose lane emptied leaves priority mode: its next jobs take the plain list again.
-local function prio_drained(group)
-  if prio_on(group) and redis.call('EXISTS', ns .. 'plane:' .. group) == 0 then
-    redis.call('SREM', ns .. 'prio', group)
-    PRIO[group] = false
-  end
 end

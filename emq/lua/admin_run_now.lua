@@ -1,17 +1,27 @@
 --[[
   admin_run_now: make scheduled jobs ready now (the dashboard's "run now"); attempts stay counted.
-  A job in any other state is left as it is and its state is answered instead of "ok".
+  A job in any other state is left as it is and its state is answered instead of "ok"; a key that
+  holds no hash is quarantined (_checks.lua: dead as corrupt, answered "dead").
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[i] id        one job id per argument (1..1000 of them)
-  Derived: job:<id>, scheduled, lane:<group>, ring, lanes, caps, active, wake
+  Derived: job:<id>, scheduled, dead, stats, lane:<group>, ring, lanes, caps, active, wake
   Returns: {status_1, ...}   status = "ok" | "missing" | the job's state when it is not scheduled
 ]]
+--- @include "_checks"
+--- @include "_clock"
+--- @include "_events"
+--- @include "_lanes"
+--- @include "_wake"
 local now = now_ms()
 local out, ready = {}, 0
 for i, id in ipairs(ARGV) do
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'group')
-  if not f[1] then
+  local f = redis.pcall('HMGET', key, 'state', 'group')
+  if f.err then  -- the key holds no hash: dead as corrupt (_checks.lua)
+    redis.call('ZREM', ns .. 'scheduled', id)
+    unhashed(key, id, f, now)
+    out[i] = 'dead'
+  elseif not f[1] then
     out[i] = 'missing'
   elseif f[1] ~= 'scheduled' then
     out[i] = f[1]

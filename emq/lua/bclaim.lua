@@ -8,10 +8,10 @@
   id more than it takes, so a lane left empty is known at once (no EXISTS); the extra id is the
   group's next turn or goes back to the lane's head. A lane found empty (its last job claimed,
   or a cancel emptied it) or with no room left under its cap or rate limit leaves the ring as the
-  turn is written (_counters.lua: no scan of the ring); the groups that left the ring and the
+  turn is written (_ring.lua: no scan of the ring); the groups that left the ring and the
   lane set leave ring:in and lanes in one SREM each. A job alone in its lane as a list costs one
   command more than one of a busy lane (its LPOP); as a solo (a batch mint's lone job) it costs
-  none: its chunk's solos are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
+  none: its chunk's solos (_solo.lua) are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
   and one HSET a batch); an uncapped group's count would decide nothing.
   A paused queue answers nothing (after the idle check: one LRANGE of the ring's head, the first turn's
   chunk; one EXISTS tells a queue with no pause, cap, rate limit, hold or solo, and whether a token
@@ -19,13 +19,11 @@
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
-  Rate limits and holds (_flowctl.lua) bound what a group or the queue may start; a group out of room
+  Rate limits and holds (_rates.lua, _holds.lua) bound what a group or the queue may start; a group out of room
   leaves the ring until the Pump's tick frees it.
   A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
-  not numbers, group not its lane's, a state other than ready) is checked before any write to it
-  and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
-  A group whose one ready job is a solo (_counters.lua) has it read with its chunk (one HMGET) and dropped at
-  the end (one HDEL for all): no list key a lone group to pop and delete.
+  not numbers, group not its lane's, a state other than ready, a key that holds no hash) is checked
+  before any write to it and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
   Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, solo, ring, ring:in, counters, recount:seen, lanes,
            caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 7 per job: id, token, fn, args, kwargs, group,
@@ -34,8 +32,22 @@
            due (now - due_ms is its wait in the queue); meta = "" or the JSON object mint stored;
            timeout = "<ms>,<soft ms>" (0: none); a field the job's hash left out is sent as its default.
            The fields of fixed form ride in one string (meta last, so it may hold "|"): each element of
-           a reply costs the server ~1k instructions, a job's five ~4k of its ~130k (callgrind).
+           a reply costs the server (docs/reference/performance.md), so a job sends seven, not twelve.
 ]]
+--- @include "_bury"
+--- @include "_checks"
+--- @include "_chunks"
+--- @include "_claim"
+--- @include "_clock"
+--- @include "_defaults"
+--- @include "_events"
+--- @include "_holds"
+--- @include "_prio"
+--- @include "_prio_take"
+--- @include "_rates"
+--- @include "_ready_batch"
+--- @include "_stats"
+--- @include "_wake"
 local want, worker = tonumber(ARGV[1]), ARGV[2]
 local now = now_ms()
 local ring = ns .. 'ring'
@@ -68,7 +80,7 @@ else
   if flow > 0 then
     if redis.call('EXISTS', ns .. 'paused') == 1 then return out end
     has_caps = redis.call('EXISTS', ns .. 'caps') == 1
-    -- Flow control (_flowctl.lua): rate limits or holds in this queue; a whole-queue limit bounds the batch.
+    -- Flow control (_rates.lua, _holds.lua): rate limits or holds in this queue; a whole-queue limit bounds the batch.
     limited = redis.call('EXISTS', ns .. 'rates', ns .. 'rhold') > 0
   end
 end
@@ -93,7 +105,7 @@ local function room(group)
 end
 
 -- Read the caps and rate limits of the groups about to be visited in one command each, not one a group.
--- Returns their solo ids (_counters.lua) by position (false: none), or nil when the queue has no solo.
+-- Returns their solo ids (_solo.lua) by position (false: none), or nil when the queue has no solo.
 -- A group with a solo is visited once a call: it leaves the ring as its one job is taken, or for want of room.
 local function prefetch(groups)
   local ids = solos and redis.call('HMGET', ns .. 'solo', unpack(groups)) or nil
@@ -107,22 +119,25 @@ end
 
 local function lease_one(id, group, capped)
   -- A marker stands for the first job of the group's priority zset (_prio.lua); the test is inline, as
-  -- those below (emit, the earliest expiry): a Lua call a job is ~1 % of a claim's instructions.
+  -- those below (emit, the earliest expiry): a Lua call a job shows in a claim's server time.
   if id == PMARK then id = prio_pop(group, id) end
   if not id then return end
   local key = ns .. 'job:' .. id
-  -- The whole hash in one HGETALL, not an HMGET of the 14 fields a claim may need: a fresh job stores 5,
-  -- and each field asked for costs an argument and a scan of the hash's listpack (~3k instructions a job
-  -- less). The table is made with room for the usual fields (no rehash as they land); absent reads false.
-  local r = redis.call('HGETALL', key)
-  local f = {state = false, fn = false, group = false, lease = false, created = false, args = false, kwargs = false,
-    attempts = false}
+  -- The whole hash in one HGETALL, not an HMGET of the 14 fields a claim may need: a fresh job stores 6,
+  -- and each field asked for costs an argument and a scan of the hash's listpack. The table is made with
+  -- room for the usual fields, 8 (no rehash as they land; attempts, stored once a job was claimed, may make
+  -- one); absent reads false or nil.
+  -- A pcall: a key that holds no hash answers an error table, not a raise (_checks.lua's unhashed).
+  local r = redis.pcall('HGETALL', key)
+  if r.err then return unhashed(key, id, r, now) end
+  local f = {state = false, fn = false, group = false, lease = false, created = false, v = false, args = false,
+    kwargs = false}
   for i = 1, #r, 2 do f[r[i]] = r[i + 1] end
   if f.state ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
     if f.state then misplaced(key, id, f.state, group, now) end
     return
   end
-  -- Fields a mint left out hold their defaults, due its creation time (_prelude.lua's DEFAULT).
+  -- Fields a mint left out hold their defaults, due its creation time (_defaults.lua).
   local lease, attempts, max_attempts = f.lease, f.attempts, f.max_attempts
   local fault, ms = claim_fault(f.fn, lease, attempts, max_attempts, f.group == group and group)
   if fault then return quarantine(key, id, now, fault) end
@@ -135,7 +150,7 @@ local function lease_one(id, group, capped)
   if EVENTS_MAX > 0 then emit('active', id, token) end
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
-  if capped then  -- only a lease under a cap is counted (_prelude's active_add): held records those
+  if capped then  -- only a lease under a cap is counted (_held.lua's active_add): held records those
     held[#held + 1] = id
     held[#held + 1] = group
     taken[group] = (taken[group] or 0) + 1
@@ -144,13 +159,13 @@ local function lease_one(id, group, capped)
   got = got + 1
   if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
-  local o = #out
-  out[o + 1] = id; out[o + 2] = token; out[o + 3] = f.fn; out[o + 4] = f.args or DEFAULT.args
-  out[o + 5] = f.kwargs or DEFAULT.kwargs; out[o + 6] = group
-  out[o + 7] = lease .. '|' .. (max_attempts or DEFAULT.max_attempts) .. '|' .. (f.backoff or DEFAULT.backoff) .. '|' ..
-    (f.due or f.created or now) .. '|' .. (f.timeout or DEFAULT.timeout) .. '|' .. (f.meta or '')
+  local o, d = #out, f.v == FORMAT and DEFAULT or defaults_of(f.v)  -- a current job's defaults inline
+  out[o + 1] = id; out[o + 2] = token; out[o + 3] = f.fn; out[o + 4] = f.args or d.args
+  out[o + 5] = f.kwargs or d.kwargs; out[o + 6] = group
+  out[o + 7] = lease .. '|' .. (max_attempts or d.max_attempts) .. '|' .. (f.backoff or d.backoff) .. '|' ..
+    (f.due or f.created or now) .. '|' .. (f.timeout or d.timeout) .. '|' ..
+    (f.spared or '') .. '|' .. (f.meta or '')
 end
-
 
 -- Lease up to n jobs from the head of a group's lane; returns how many ids it took from the lane and
 -- whether the lane is empty now. A pop asks for one id more than it needs: a lane that answers fewer
@@ -184,7 +199,7 @@ local function visit(group, alone, solo)
   local take = alone and want - got or 1
   local r = has_caps and room(group)
   local capped = r ~= nil and r ~= false
-  local rr = limited and rate_room(group, now)  -- rate room (_flowctl.lua): nil/false without a limit
+  local rr = limited and rate_room(group, now)  -- rate room (_rates.lua): nil/false without a limit
   if rr and (not r or rr < r) then r = rr end
   if r and r < take then take = math.max(r, 0) end
   local popped, empty = 0, false
@@ -203,7 +218,7 @@ end
 -- A plain group not alone on the ring (no cap in the queue; in a limited one no limit of its own,
 -- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) goes straight to pop,
 -- or with a solo straight to lease_one: the usual turn of a queue of many small groups skips visit's
--- room and rate bookkeeping (a Lua call costs ~500 instructions here).
+-- room and rate bookkeeping (a Lua call each).
 local function turn()
   local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
@@ -243,39 +258,6 @@ local function turn()
   ringlen = len - seen + #keep
 end
 
--- Add each capped group's new leases to its active count: one read and one write for the whole batch.
-local function active_take()
-  local groups, args = {}, {}
-  for group, _ in pairs(taken) do groups[#groups + 1] = group end
-  if #groups == 0 then return end
-  local cur = redis.call('HMGET', ns .. 'active', unpack(groups))
-  for i, group in ipairs(groups) do
-    args[#args + 1] = group
-    args[#args + 1] = tonumber(cur[i] or '0') + taken[group]
-  end
-  redis.call('HSET', ns .. 'active', unpack(args))
-end
-
--- a's items then b's: a itself when b is empty, b when a is (the usual batch has only one of them).
-local function joined(a, b)
-  if #b == 0 then return a end
-  if #a == 0 then return b end
-  local all = {unpack(a)}
-  for i = 1, #b do all[#all + 1] = b[i] end
-  return all
-end
-
--- The ready counter of the groups whose solo this call took, after their HDEL (a recount's lane_len reads
--- it): one delta for all with exact counters, not a ready_batch call a group.
-local function gone_settle()
-  if #gone == 0 then return end
-  if tally_mode() == 'exact' then
-    ready_batch(gone[1], -#gone)  -- exact: one delta, settled with the others
-  else
-    for i = 1, #gone do ready_add(gone[i], -1) end
-  end
-end
-
 while got < want and ringlen > 0 do turn() end
 -- An id popped ahead and not used goes back to the head of its lane.
 for group, id in pairs(spare) do
@@ -286,7 +268,7 @@ end
 each_chunk(gone, function(groups) redis.call('HDEL', ns .. 'solo', unpack(groups)) end)
 each_chunk(joined(dropped, gone), function(groups) redis.call('SREM', ns .. 'ring:in', unpack(groups)) end)
 each_chunk(joined(drained, gone), function(groups) redis.call('SREM', ns .. 'lanes', unpack(groups)) end)
-gone_settle()
+gone_settle(gone)  -- _claim.lua
 if #drained > 0 and prio_any() then for _, group in ipairs(drained) do prio_drained(group) end end
 ready_settle()
 
@@ -298,7 +280,7 @@ if got > 0 then
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
   local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')
   if first_expiry < next_tick then wake('pumpwake') end
-  active_take()
+  active_take(taken)  -- _claim.lua
   count(now, 'claimed', got)
   -- Work left behind: pass the baton to the next parked worker.
   if ringlen > 0 then wake('wake') end

@@ -10,13 +10,16 @@
             relay = parents' outcomes still to forward to other queues; groups_on_ring may include
             lanes a cancel emptied until a claim comes round to them
 ]]
+--- @include "_clock"
+--- @include "_counters"
+--- @include "_solo"
 local now = now_ms()
 local ready = 0
 if tally_mode() == 'exact' then
   ready = math.max(tonumber(redis.call('HGET', ns .. 'counters', 'ready') or '0'), 0)
 elseif redis.call('EXISTS', ns .. 'lanes') == 1 then
   for _, group in ipairs(redis.call('SMEMBERS', ns .. 'lanes')) do
-    ready = ready + lane_len(group)  -- its list and its solo (_counters.lua)
+    ready = ready + lane_len(group)  -- its list and its solo (_solo.lua)
   end
 end
 local h = redis.call('ZRANGE', ns .. 'scheduled', 0, 0, 'WITHSCORES')

@@ -10,6 +10,7 @@
            the settled state (completed, dead, cancelled; a batch: completed, failed) with the
            parent's result JSON (a batch's summary) and its reason
 ]]
+--- @include "_parents"
 local queue = ARGV[1]
 local out = {}
 for i = 2, #ARGV, 2 do

@@ -14,19 +14,33 @@
                     (cancelled otherwise)
           pass      "1": each parent's result (a batch's summary) becomes the first argument
           flow      "" or JSON [queue, flow id]: the batch or chain the job belongs to
-          batch     "" | "L" | "R": a member of that batch, recorded in this queue or another
+          batch     "" | "L" | "R" | "RC": a member of that batch, recorded in this queue or another
+                    (RC: of a chord, in another queue: its end relays its result too)
           nlocal    parents in this queue
           nremote   parents in other queues
+          remote    "" or JSON {parent id: its queue} of the parents in other queues (kept on the job:
+                    the Pump's check of waiting jobs asks their queues about them, _orphans.lua)
           then nlocal + nremote parent ids
   Derived: job:<id>, deps:<id>, children:<id>, flow:<id>, waiting, what mint and _flow.lua touch
+  A job's "remote" field: the JSON above, for a job that waits for parents in other queues.
+  A queue's quotas count these jobs but never refuse them: a workflow cut in the middle would leave
+  jobs waiting for parents that never come (_quotas.lua).
   Returns: {now_ms, created_1, ..., created_n}  created = 1 new job, 0 an existing job kept its id;
            {-1, i, parent id} when job i names a parent in this queue that does not exist
            (nothing was written)
 ]]
+--- @include "_clock"
+--- @include "_events"
+--- @include "_flow"
+--- @include "_lane_batch"
+--- @include "_mint"
+--- @include "_parents"
+--- @include "_stats"
+--- @include "_wake"
 local n = tonumber(ARGV[1])
 local now = now_ms()
 tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
-local FLOW_FIELDS = 7
+local FLOW_FIELDS = 8
 local starts, here = {}, {}
 
 -- First pass, before any write: where each job's fields start, and every local parent exists.
@@ -72,11 +86,11 @@ for i = 1, n do
   local nl, nr = tonumber(ARGV[f + 6]), tonumber(ARGV[f + 7])
   local made, now_ready, due
   if nl + nr == 0 then
-    made, now_ready = put_job(b, now, false, push)
+    made, now_ready = put_job(b, now, false, push, false)  -- counted, never refused (_quotas.lua)
   else
     due = due_of(ARGV[b + 7])
     ARGV[b + 7] = ''  -- put_job takes its ready branch, and hold() keeps the job out of its lane
-    made = put_job(b, now, false, hold)
+    made = put_job(b, now, false, hold, false)
   end
   out[#out + 1] = made
   if made == 1 then
@@ -84,6 +98,7 @@ for i = 1, n do
     local fields = {}
     if due then fields = {'state', 'waiting', 'due', due, 'kind', ARGV[f + 1], 'when', ARGV[f + 2], 'pass', ARGV[f + 3]} end
     if ARGV[f + 4] ~= '' then fields[#fields + 1] = 'flow'; fields[#fields + 1] = ARGV[f + 4] end
+    if due and ARGV[f + 8] ~= '' then fields[#fields + 1] = 'remote'; fields[#fields + 1] = ARGV[f + 8] end
     if ARGV[f + 5] ~= '' then
       for _, v in ipairs({'batch', ARGV[f + 5], 'notify', 1}) do fields[#fields + 1] = v end
     end

@@ -9,6 +9,7 @@
   Returns: the state: settled (completed, dead, cancelled; a batch: completed, failed) answers at
            once; any other state means the caller is registered; "missing" when neither exists
 ]]
+--- @include "_parents"
 local id, ttl = ARGV[1], ARGV[2]
 local state, _, _, is_batch = parent_state(id)
 if not state then return 'missing' end

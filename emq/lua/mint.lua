@@ -4,7 +4,7 @@
   ARGV[1] n         number of jobs (1..1000); then 15 fields per job:
           id          string
           if_absent   "1" when the caller chose the id: an existing job keeps it (idempotent); "0";
-                      or a uniqueness spec "U<ms>|<s|f>|<key>" / "D<ms>|<key>" (_flowctl.lua's unique_mint)
+                      or a uniqueness spec "U<ms>|<s|f>|<key>" / "D<ms>|<key>" (_unique.lua's unique_mint)
           fn          registered job name
           args        JSON list
           kwargs      JSON object
@@ -20,24 +20,34 @@
           meta        "" or a JSON object kept for the caller (e.g. the django.tasks backend's data)
           timeout     "<ms>,<soft ms>" time limit of each attempt and its soft limit (0: none)
   The job's hash leaves out args, kwargs, max_attempts, max_stalled, backoff and timeout while they equal
-  their defaults, and due while it is now (put_job, DEFAULT in _prelude.lua).
-  Derived: job:<id>, lane:<group>, ring, lanes, caps, active, paused:groups, scheduled, wake, pumpwake, stats
+  their defaults, and due while it is now (_mint.lua's put_job, _defaults.lua).
+  Derived: job:<id>, lane:<group>, ring, lanes, caps, active, paused:groups, scheduled, wake, pumpwake, stats,
+           prio, quotas, queued
   Returns: {now_ms, created_1, ..., created_n}   created = 1 new job, 0 an existing job kept its id,
-           or the id of the job that holds the item's unique key (the call minted nothing)
+           the id of the job that holds the item's unique key (the call minted nothing), or
+           {group, max} when the job's group ("" the queue) is at its quota (_quotas.lua: nothing
+           written for that job; the others of the chunk are minted)
 ]]
+--- @include "_clock"
+--- @include "_events"
+--- @include "_lane_batch"
+--- @include "_mint"
+--- @include "_stats"
+--- @include "_unique"
+--- @include "_wake"
 local n = tonumber(ARGV[1])
 local now = now_ms()
 tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
 local out = {now}
 local created, ready = 0, 0
-local batch, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_prelude.lua)
+local batch, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_lane_batch.lua)
 for i = 0, n - 1 do
   local b = 1 + i * JOB_FIELDS
   local made, now_ready, holder
-  if #ARGV[b + 2] > 1 then  -- flow control: unique or debounced (_flowctl.lua)
+  if #ARGV[b + 2] > 1 then  -- flow control: unique or debounced (_unique.lua)
     made, now_ready, holder = unique_mint(b, now, batch)
   else
-    made, now_ready = put_job(b, now, false, batch)
+    made, now_ready, holder = put_job(b, now, false, batch)  -- holder: a quota's refusal, if any
   end
   created = created + made
   if now_ready then ready = ready + 1 end

@@ -10,10 +10,22 @@
   ARGV[12..]        per job: id, args (JSON list), kwargs (JSON object), and its group when ARGV[3] is ""
   No uniqueness spec and no caller-chosen id (if_absent "0": a job under an existing id is
   overwritten, as mint.lua's); the job's hash has the fields put_job writes for a job ready now.
-  Derived: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, prio, plane:<group>,
+  In a queue with quotas each job is counted, and one whose group (or the queue) is at its quota is
+  not written (_quotas.lua); the others of the chunk are.
+  Derived: job:<id>, lane:<group>, ring, ring:in, lanes, caps, active, paused:groups, prio, quotas, queued, plane:<group>,
            pseq, rhold, rout, counters, wake, stats, events
-  Returns: {now_ms, n}   every job of the chunk was created
+  Returns: {now_ms, created, then per job refused by a quota: its place in the chunk (1..n), group, max}
 ]]
+--- @include "_clock"
+--- @include "_defaults"
+--- @include "_events"
+--- @include "_lane_batch"
+--- @include "_mint"
+--- @include "_prio"
+--- @include "_quotas"
+--- @include "_ready_batch"
+--- @include "_stats"
+--- @include "_wake"
 local n = tonumber(ARGV[1])
 local fn, shared_group, lease, priority = ARGV[2], ARGV[3], ARGV[5], tonumber(ARGV[9])
 local stride = shared_group == '' and 4 or 3
@@ -30,13 +42,14 @@ if ARGV[10] ~= '' then put(tail, 'meta', ARGV[10]) end
 -- A job's own arguments go in front of the tail, in one of these tables made once a chunk: no table a job.
 local with_args, with_kwargs = {'args', '', unpack(tail)}, {'kwargs', '', unpack(tail)}
 local with_both = {'args', '', 'kwargs', '', unpack(tail)}
-local push, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_prelude.lua)
+local push, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_lane_batch.lua)
+mint_flags()  -- quotas, priorities and the wake token in one EXISTS (_mint.lua)
 -- The common case: one group, in no priority mode, no priority: the ids go straight to one list.
 local plain = stride == 3 and priority == 0 and not prio_on(shared_group)
-local ids = {}
-for b = 12, 11 + n * stride, stride do
-  local id, args, kwargs = ARGV[b], ARGV[b + 1], ARGV[b + 2]
-  local group = stride == 4 and ARGV[b + 3] or shared_group
+local ids, refused = {}, {}
+
+-- Write one job and queue its id (a plain chunk's ids go to its lane at the end).
+local function mint_job(id, args, kwargs, group, mark)
   local fields = tail
   if args ~= '[]' and kwargs ~= '{}' then
     fields = with_both
@@ -48,8 +61,13 @@ for b = 12, 11 + n * stride, stride do
     fields = with_kwargs
     fields[2] = kwargs
   end
-  redis.call('HSET', ns .. 'job:' .. id, 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
-    unpack(fields))
+  if mark then  -- counted: whoever ends it gives the count back (_quota_end.lua)
+    redis.call('HSET', ns .. 'job:' .. id, 'quota', mark, 'notify', 'q', 'fn', fn, 'group', group, 'state', 'ready',
+      'lease', lease, 'created', now, 'v', FORMAT, unpack(fields))
+  else
+    redis.call('HSET', ns .. 'job:' .. id, 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
+      'v', FORMAT, unpack(fields))
+  end
   if plain then
     ids[#ids + 1] = id
   else
@@ -58,13 +76,25 @@ for b = 12, 11 + n * stride, stride do
   end
   emit('minted', id, 'ready')
 end
+
+for b = 12, 11 + n * stride, stride do
+  local group = stride == 4 and ARGV[b + 3] or shared_group
+  local mark, full = nil, nil
+  if QUOTA then mark, full = quota_take(group) end  -- _quotas.lua: the job's mark, or the refusal {group, max}
+  if full then
+    for _, v in ipairs({(b - 12) / stride + 1, full[1], full[2]}) do refused[#refused + 1] = v end
+  else
+    mint_job(ARGV[b], ARGV[b + 1], ARGV[b + 2], group, mark)
+  end
+end
 if plain then
-  lane_append(shared_group, ids)
+  if #ids > 0 then lane_append(shared_group, ids) end
   ready_settle()
 else
   flush_lanes()
 end
-count(now, 'minted', n)
-wake('wake')
+local created = n - #refused / 3
+count(now, 'minted', created)
+if created > 0 then wake('wake') end
 flush_events()
-return {now, n}
+return {now, created, unpack(refused)}

@@ -8,6 +8,8 @@
   Derived: paused, paused:groups, ring, lane:<group>, caps, active
   Returns: 1 when this call paused it, 0 when it was paused already
 ]]
+--- @include "_clock"
+--- @include "_ring_fix"
 local group = ARGV[1]
 if group == '' then
   if redis.call('EXISTS', ns .. 'paused') == 1 then return 0 end

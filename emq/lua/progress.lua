@@ -3,16 +3,25 @@
   worker sends it in the round trip of its renewal, at most once a second per job.
   KEYS[1] ns        <prefix>:{<queue>}:
   then 4 fields per item: id, token, fraction (0..1), note ("" for none)
-  Derived: job:<id>
+  A job whose key holds no hash answers missing and ends dead as corrupt (_checks.lua), its lease with it.
+  Derived: job:<id>, leases, held, active, caps, dead, stats
   Returns: {status_1, ...}   status = "ok" | "stale" (token not current or job not active) | "missing"
 ]]
+--- @include "_checks"
+--- @include "_clock"
+--- @include "_events"
+--- @include "_held"
 local now = now_ms()
 local out = {}
 for i = 1, #ARGV, 4 do
   local id, token, fraction, note = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'attempts')
-  if not f[1] then
+  local f = redis.pcall('HMGET', key, 'state', 'attempts')
+  if f.err then  -- the key holds no hash: the job ends dead as corrupt (_checks.lua), its lease with it
+    leases_end({id})
+    unhashed(key, id, f, now)
+    out[#out + 1] = 'missing'
+  elseif not f[1] then
     out[#out + 1] = 'missing'
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'

@@ -6,9 +6,11 @@
   ARGV[1] state     "completed" | "dead"
   ARGV[2] age_ms    only jobs finished at least this many ms ago on the server clock (0: all)
   ARGV[3] limit     most jobs deleted in this call, 0..1000 (0: only count them)
-  Derived: done, dead, reclaims, job:<id>
+  Derived: done, dead, dead:classes, reclaims, job:<id>
   Returns: {deleted, left}   left = jobs of that state still past the age after this call
 ]]
+--- @include "_classes"
+--- @include "_clock"
 local zset = ns .. 'dead'
 if ARGV[1] == 'completed' then zset = ns .. 'done' end
 local cutoff = now_ms() - tonumber(ARGV[2])
@@ -18,7 +20,10 @@ if limit > 0 then
   local ids = redis.call('ZRANGEBYSCORE', zset, '-inf', cutoff, 'LIMIT', 0, limit)
   if #ids > 0 then
     local victims = {}
-    for i, id in ipairs(ids) do victims[i] = ns .. 'job:' .. id end
+    for i, id in ipairs(ids) do
+      victims[i] = ns .. 'job:' .. id
+      if ARGV[1] == 'dead' then class_tally(redis.call('HGET', ns .. 'job:' .. id, 'error'), 0, -1) end
+    end
     redis.call('DEL', unpack(victims))
     redis.call('ZREM', zset, unpack(ids))
     redis.call('ZREM', ns .. 'reclaims', unpack(ids))

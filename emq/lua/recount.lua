@@ -11,6 +11,9 @@
   Derived: counters, recount:seen, lanes, lane:<group>, ring, ring:in
   Returns: {done 0|1, ready}   ready = the count so far (exact once done)
 ]]
+--- @include "_chunks"
+--- @include "_counters"
+--- @include "_solo"
 local counters = ns .. 'counters'
 local mode = tally_mode()
 if mode == 'exact' then return {1, tonumber(redis.call('HGET', counters, 'ready') or '0')} end
@@ -38,7 +41,7 @@ local step = redis.call('SSCAN', ns .. 'lanes', redis.call('HGET', counters, 'cu
 local added = 0
 for _, group in ipairs(step[2]) do
   if redis.call('SADD', ns .. 'recount:seen', group) == 1 then
-    added = added + lane_len(group)  -- its list and its solo (_counters.lua)
+    added = added + lane_len(group)  -- its list and its solo (_solo.lua)
   end
 end
 local ready = redis.call('HINCRBY', counters, 'ready', added)

@@ -6,6 +6,7 @@
   Derived: repeat, repeat:next
   Returns: {now_ms, name_1, next_ms_1, def_1, ...}   next_ms 0 = armed, no occurrence computed yet
 ]]
+--- @include "_clock"
 local now = now_ms()
 local out = {now}
 local due = redis.call('ZRANGEBYSCORE', ns .. 'repeat:next', '-inf', now, 'WITHSCORES', 'LIMIT', 0,

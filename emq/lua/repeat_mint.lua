@@ -14,6 +14,12 @@
   Derived: repeat, repeat:next, repeat:last, plus what mint touches
   Returns: {now_ms, created_1, ..., created_n}; {now_ms, -1} when the compare-and-set lost
 ]]
+--- @include "_clock"
+--- @include "_events"
+--- @include "_lanes"
+--- @include "_mint"
+--- @include "_stats"
+--- @include "_wake"
 local name, expected, plan = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local now = now_ms()
 tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
@@ -26,7 +32,7 @@ end
 local out = {now}
 local created, ready = 0, 0
 for i = 0, tonumber(ARGV[7]) - 1 do
-  local made, now_ready = put_job(7 + i * JOB_FIELDS, now, true, lane_push)
+  local made, now_ready = put_job(7 + i * JOB_FIELDS, now, true, lane_push, false)  -- a quota counts, never refuses
   created = created + made
   if now_ready then ready = ready + 1 end
   out[#out + 1] = made

@@ -9,6 +9,7 @@
   Derived: repeat, repeat:next, pumpwake
   Returns: 1 armed (new, or its schedule changed), 0 definition updated in place
 ]]
+--- @include "_wake"
 local name, def = ARGV[1], ARGV[2]
 local old = redis.call('HGET', ns .. 'repeat', name)
 redis.call('HSET', ns .. 'repeat', name, def)

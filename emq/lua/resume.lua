@@ -6,6 +6,8 @@
   Derived: paused, paused:groups, ring, lanes, lane:<group>, caps, active, wake
   Returns: 1 when this call resumed it, 0 when it was not paused
 ]]
+--- @include "_ring_fix"
+--- @include "_wake"
 local group = ARGV[1]
 if group == '' then
   if redis.call('DEL', ns .. 'paused') == 0 then return 0 end

@@ -9,12 +9,14 @@
   ARGV[3] dead_ttl  ms a dead job is kept
   ARGV[4] dead_keep at most this many dead jobs are kept
   ARGV[5] limit     most jobs deleted in this call, 1..1000
-  Derived: done, cancelled, dead, reclaims, job:<id>
+  Derived: done, cancelled, dead, dead:classes, reclaims, job:<id>
   Returns: {deleted completed, deleted cancelled, deleted dead, more 0|1, next_ms}   more = something
            is still past its age or count after this call; next_ms = ms until the oldest job left
            in any set outlives its ttl (-1: all three are empty), so a quiet queue's Pump calls
            again then, not every tick
 ]]
+--- @include "_classes"
+--- @include "_clock"
 local now = now_ms()
 local budget = tonumber(ARGV[5])
 local more = 0
@@ -28,7 +30,10 @@ local function trim_set(suffix, ttl, keep)
   if n <= 0 then return 0 end
   local ids = redis.call('ZRANGE', z, 0, n - 1)
   local victims = {}
-  for i, id in ipairs(ids) do victims[i] = ns .. 'job:' .. id end
+  for i, id in ipairs(ids) do
+    victims[i] = ns .. 'job:' .. id
+    if suffix == 'dead' then class_tally(redis.call('HGET', ns .. 'job:' .. id, 'error'), 0, -1) end  -- its class's count
+  end
   redis.call('DEL', unpack(victims))
   redis.call('ZREMRANGEBYRANK', z, 0, n - 1)
   redis.call('ZREM', ns .. 'reclaims', unpack(ids))

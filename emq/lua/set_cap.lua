@@ -1,6 +1,6 @@
 --[[
   set_cap: set or clear a group's concurrency cap and put its lane on or off the ring to match.
-  Only leases claimed under a cap are counted (_prelude's active_add), so a group that gains a cap
+  Only leases claimed under a cap are counted (_held.lua's active_add), so a group that gains a cap
   has its leases of the moment counted here (afresh): the lease set is walked once, a chunk at a time. That
   is O(jobs in flight), never O(backlog), and only on this rare, manual change.
   KEYS[1] ns        <prefix>:{<queue>}:
@@ -9,6 +9,10 @@
   Derived: caps, active, held, leases, job:<id>, ring, lane:<group>, wake
   Returns: 1
 ]]
+--- @include "_chunks"
+--- @include "_ring_fix"
+--- @include "_serving"
+--- @include "_wake"
 local group = ARGV[1]
 
 -- Count the group's leases afresh: each goes into held, and active is set to their number. Set,
@@ -19,7 +23,7 @@ local function count_in_flight()
   repeat
     local ids = redis.call('ZRANGE', ns .. 'leases', start, start + 999)
     for _, id in ipairs(ids) do
-      if redis.call('HGET', ns .. 'job:' .. id, 'group') == group then
+      if redis.pcall('HGET', ns .. 'job:' .. id, 'group') == group then  -- a key with no hash: not counted
         found[#found + 1] = id
         found[#found + 1] = group
       end

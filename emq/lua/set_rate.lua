@@ -8,10 +8,13 @@
   Derived: rates, rhold, rout, ring, ring:in, lane:<group>, caps, active, paused:groups, wake
   Returns: 1
 ]]
+--- @include "_ring"
+--- @include "_serving"
+--- @include "_wake"
 -- WIDE: a field no group has, whose value (longer than hash-max-listpack-value: 64 bytes by default, 1,024
 -- on the embedded server) makes rates a hashtable for good on Redis 7 and Valkey. A hash of up to 512
--- entries would be a listpack, which each lookup scans: a claim's per-chunk HMGET of its groups cost
--- ~16k instructions a claimed job at 200 limits. Readers skip the field (engine/rates.py); it parses as
+-- entries would be a listpack, which each lookup scans: a claim's per-chunk HMGET of its groups grew
+-- with the number of limits (performance.md). Readers skip the field (engine/rates.py); it parses as
 -- "0,0" for a reader that does not (an earlier version's). It leaves with the last limit.
 local WIDE, WIDTH = '\0wide', 1100
 local rates = ns .. 'rates'
@@ -34,7 +37,7 @@ for _, g in ipairs(groups) do
       wake('wake')
     elseif redis.call('SREM', ns .. 'rout', g) == 1 and lane_exists(g)
         and not off_ring(g) then
-      ring_join(g)  -- _counters.lua: the ring's membership set
+      ring_join(g)  -- _ring.lua: the ring's membership set
       wake('wake')
     end
   end

@@ -2,20 +2,40 @@
   tick: one step of the leading Pump — keep the lead, promote due jobs, reclaim expired
   leases, and say how long the Pump may park before its next duty.
   A Pump that does not hold the lead returns at once; any number may call this.
+  A server stall (a fork of a large dataset, a slow script, a paused VM) lets leases run out that no
+  worker could renew. The leading Pump's tick knows when it planned to run (pumplast): run later than
+  that by more than STALL_MIN_MS, beyond the Pump's own lateness (ARGV[6]: its thread was slow, not
+  the server), by the Pump that ticked last, the server stood still, and the leases that ran out
+  since the last tick get one more lease period from now, as after a restart (_pump.lua), for the
+  stall's last ARGV[5] ms at most (EMQ_STALL_GRACE). A Pump new to the lead never takes the lead's
+  gap for a stall: its predecessor may have died with its workers.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] pump      pump id
   ARGV[2] ttl       ms the lead lasts without a tick
   ARGV[3] limit     most jobs to promote and leases to reclaim in this step
   ARGV[4] park      ms the Pump parks at most
-  Derived: leader, pumpnext, scheduled, leases, repeat:next, rhold, rout, plus what promote and reclaim touch
-  Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_us, relay}
+  ARGV[5] grace     ms of a stall forgiven at most (0: none)
+  ARGV[6] late      ms this Pump sent the tick after the time its last tick planned (0: on time or early)
+  Jobs waiting for a parent whose record vanished are looked for a few at a time (_orphans.lua).
+  Derived: leader, pumpnext, pumplast, scheduled, leases, repeat:next, rhold, rout, waiting, waiting:at,
+           plus what promote, reclaim and the look at waiting jobs touch
+  Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_us, relay, stall_ms, graced, far}
            now_us = the server's clock in microseconds: park_ms counts from its millisecond, so
            a Pump that parked park_ms from the reply would wake up to 1 ms after its duty;
-           relay = entries in the relay list, which the leading Pump forwards (flow_out)
+           relay = entries in the relay list, which the leading Pump forwards (flow_out);
+           stall_ms = how long the server stood still before this tick (0: it did not);
+           graced = expired leases the stall kept;
+           far = {child, parent, parent's queue, ...}: waiting jobs' parents in other queues to ask about
 ]]
+--- @include "_events"
+--- @include "_holds"
+--- @include "_orphans"
+--- @include "_pump"
 local me, ttl, limit, park = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local grace, late = tonumber(ARGV[5]), tonumber(ARGV[6])
+local STALL_MIN_MS = 100  -- a tick this much later than planned is within a busy server's and network's noise
 local lead = redis.call('GET', ns .. 'leader')
-if lead and lead ~= me then return {0, 0, 0, park, 0, 0, 0} end
+if lead and lead ~= me then return {0, 0, 0, park, 0, 0, 0, 0, 0, {}} end
 if lead then
   redis.call('PEXPIRE', ns .. 'leader', ttl)
 else
@@ -33,6 +53,17 @@ local function head(suffix)
   return nil
 end
 
+-- "<pump>|<ms of its last tick>|<ms it planned the next>", written by the leading Pump's every tick.
+local stall_ms, stall_from, graced = 0, nil, 0
+local last = redis.call('GET', ns .. 'pumplast')
+if last then
+  local who, at, planned = string.match(last, '^(.*)|(%d+)|(%d+)$')
+  if who == me and now - tonumber(planned) - late > STALL_MIN_MS then
+    stall_ms = now - tonumber(planned) - late
+    if grace > 0 then stall_from = math.max(tonumber(at), now - grace) end
+  end
+end
+
 local promoted, reclaimed = 0, 0
 local due = head('scheduled')
 if due and due <= now then
@@ -41,10 +72,13 @@ if due and due <= now then
 end
 local expiry = head('leases')
 if expiry and expiry <= now then
-  reclaimed = #reclaim_expired(now, limit)
+  local ids
+  ids, graced = reclaim_expired(now, limit, stall_from)
+  reclaimed = #ids
   expiry = head('leases')
 end
-local held = head('rhold')  -- rate-limit holds (_flowctl.lua)
+local far = orphans_check(now)  -- _orphans.lua
+local held = head('rhold')  -- rate-limit holds (_holds.lua)
 if held and held <= now then
   rate_release(now, limit)
   held = head('rhold')
@@ -60,5 +94,11 @@ local repeat_due = 0
 if rep and rep <= now then repeat_due = 1 end
 -- When this Pump will tick next: a claim whose lease expires sooner wakes it (bclaim).
 redis.call('SET', ns .. 'pumpnext', next_at, 'PX', ttl)
+-- No expiry: a stall longer than the lead's ttl must still find it (a queue's one small key). A stall
+-- with more expired leases than one tick takes is left in it: the next tick (at once) forgives the rest.
+if not (stall_from and expiry and expiry <= now) then
+  redis.call('SET', ns .. 'pumplast', me .. '|' .. now .. '|' .. next_at)
+end
 flush_events()
-return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now_us, redis.call('LLEN', ns .. 'relay')}
+return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now_us, redis.call('LLEN', ns .. 'relay'),
+  stall_ms, graced, far}

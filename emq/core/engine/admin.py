@@ -18,11 +18,12 @@ class AdminOps(Ops):
         return self._chunked("admin_run_now", ids)
 
     def retry(self, ids: Sequence[str]) -> list[str]:
-        """Give dead jobs a fresh budget of attempts and make them ready now."""
+        """Give dead or cancelled jobs a fresh budget of attempts and make them ready now; a job of a flow
+        resumes it: the jobs that died because of it wait for it again (``admin_retry.lua``)."""
         return self._chunked("admin_retry", ids)
 
     def delete(self, ids: Sequence[str]) -> list[str]:
-        """Delete scheduled, completed or dead jobs (ready and active ones are refused)."""
+        """Delete scheduled, waiting, completed or dead jobs (ready and active ones are refused)."""
         return self._chunked("admin_delete", ids)
 
     def purge(self, state: str, age_ms: int, limit: int = MAX_BATCH) -> tuple[int, int]:

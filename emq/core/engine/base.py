@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import config, fenced, scripts, topology
+from .. import config, fenced, idindex, scripts, topology
 from ..connection import get_client, guard
 
 MAX_BATCH = 1000  # items per script call: bounds Lua's stack and the server's time per call
@@ -30,18 +30,26 @@ class Ops:
     def client(self) -> Any:
         return self._client or get_client()
 
+    def on(self, client: Any) -> Any:
+        """This queue's operations on another client (a worker's own connection)."""
+        return type(self)(self.name, prefix=self.keys.prefix, client=client)
+
     def _run(self, name: str, args: Sequence[Any]) -> Any:
         """Run one script of this queue in one round trip."""
         with guard():
             return scripts.run(self.client, name, [self.keys.ns], args)
 
     def _run_many(self, calls: Sequence[tuple[str, Sequence[Any]]], raise_on_error: bool = True,
-                  meanwhile: Callable[[], None] | None = None) -> list[Any]:
+                  meanwhile: Callable[[], None] | None = None, also: Sequence[tuple[Any, ...]] = ()) -> list[Any]:
         """Run several scripts of this queue in one pipelined round trip (error replies as values on request;
-        ``meanwhile`` runs while they are on the wire, see ``scripts.run_many``)."""
+        ``meanwhile`` runs while they are on the wire; ``also``: plain commands after them; ``scripts.run_many``)."""
         with guard():
             return scripts.run_many(self.client, [(name, [self.keys.ns], args) for name, args in calls],
-                                    raise_on_error, meanwhile)
+                                    raise_on_error, meanwhile, also)
+
+    def _noted(self, chosen: Sequence[tuple[str, str]]) -> list[tuple[Any, ...]]:
+        """The commands that note this queue as the holder of jobs of caller-chosen ids (``idindex``)."""
+        return idindex.notes(self.keys.prefix, self.name, chosen) if chosen else []
 
     def _run_stream(self, name: str, argss: Sequence[Sequence[Any]], depth: int,
                     each: Callable[[int, Any], None] | None = None) -> list[Any]:
@@ -55,10 +63,12 @@ class Ops:
         with guard():
             return scripts.run_one(self.client, name, [self.keys.ns], args)
 
-    def _run_fenced(self, calls: Sequence[tuple[str, Sequence[Any]]], fence: Sequence[Any]) -> tuple[list, list]:
-        """Run several scripts of this queue pipelined, each round trip closed by fence on its connection."""
+    def _run_fenced(self, calls: Sequence[tuple[str, Sequence[Any]]], fence: Sequence[Any],
+                    ready: Callable[[Any], None] | None = None) -> tuple[list, list]:
+        """Run several scripts of this queue pipelined, each round trip closed by fence on its connection
+        (``ready(conn)`` first, which may refuse: ``fenced.run``)."""
         with guard():
-            return fenced.run(self.client, [(name, [self.keys.ns], args) for name, args in calls], fence)
+            return fenced.run(self.client, [(name, [self.keys.ns], args) for name, args in calls], fence, ready)
 
     def _chunked(self, name: str, ids: Sequence[str]) -> list[str]:
         """Run a script that takes one id per argument over chunks of MAX_BATCH ids."""

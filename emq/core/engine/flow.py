@@ -10,15 +10,16 @@ from typing import Any
 from ... import errors
 from ..connection import guard
 from ..graph import FlowItem, Relayed, Settled
-from .base import MAX_BATCH, Ops
+from .base import MAX_BATCH
+from .flowreads import FlowReads
 
 MAX_ARGS = 100_000  # ARGV of one flow_mint call at most (a chunk of jobs with many parents is cut sooner)
 RELAY_BATCH = 1000  # relay entries handed out, or relayed, per call
 PIPELINE = 10  # chunks sent in one pipelined round trip
 
 
-class FlowOps(Ops):
-    """The flow scripts of one physical queue."""
+class FlowOps(FlowReads):
+    """The flow scripts of one physical queue, and the reads of its flows."""
 
     def mint(self, items: Sequence[FlowItem]) -> tuple[int, list[bool]]:
         """Mint jobs of a flow, a chunk a call (pipelined); the server's ms and a created flag per job.
@@ -38,7 +39,9 @@ class FlowOps(Ops):
         replies: list[Any] = []
         for start in range(0, len(calls), PIPELINE):  # bounds the client's buffer, as Queue.mint_stamped does
             part = calls[start : start + PIPELINE]
-            replies += self._run_many([("flow_mint", [len(c), *(a for _, argv in c for a in argv)]) for c in part])
+            chosen = [(item.spec.id, item.spec.due) for c in part for item, _ in c if item.spec.if_absent]
+            replies += self._run_many([("flow_mint", [len(c), *(a for _, argv in c for a in argv)]) for c in part],
+                                      also=self._noted(chosen))
         now_ms, created = 0, []
         for c, reply in zip(calls, replies, strict=True):
             if int(reply[0]) == -1:
@@ -76,9 +79,10 @@ class FlowOps(Ops):
         return [Relayed.parse(e) for e in self._run("flow_out", [int(acked), min(limit, RELAY_BATCH)])]
 
     def open(self, flow_id: str, kind: str, total: int, ttl_ms: int, callbacks: str,
-             members: Sequence[tuple[str, str]]) -> None:
-        """Record a batch or a chain here with its members ((JSON [queue, id], id) each), a chunk a call, pipelined."""
-        head: list[Any] = [flow_id, kind, total, int(ttl_ms), callbacks]
+             members: Sequence[tuple[str, str]], limit: int = 0) -> None:
+        """Record a batch, chord or chain here with its members ((JSON [queue, id], id) each), a chunk a call,
+        pipelined; limit: the bytes a chord's results may take in all."""
+        head: list[Any] = [flow_id, kind, total, int(ttl_ms), callbacks, int(limit)]
         calls = [("flow_open", [*head, *(x for m in members[i : i + MAX_BATCH] for x in m)])
                  for i in range(0, len(members), MAX_BATCH)]
         for start in range(0, len(calls), PIPELINE):

@@ -1,4 +1,4 @@
-"""Upkeep the Pump does on its own schedule (``recount.lua``, ``retain.lua``): bounded steps that
+"""Upkeep the Pump does on its own schedule (``recount.lua``, ``retain.lua``, ``stats_roll.lua``): bounded steps that
 never hold the server for more than a few milliseconds, whatever the queue's size.
 """
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .. import config
 from .base import MAX_BATCH, Ops
 
-STEP = 500  # groups a recount step reads, jobs a retention step deletes: ~0.5 ms of the server each
+STEP = 500  # groups a recount step reads, jobs a retention step deletes: short enough that others barely wait
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Retained:
 
 
 class KeepOps(Ops):
-    """Recount a queue's ready jobs once (a queue from before counters), trim finished jobs."""
+    """Recount a queue's ready jobs once (a queue from before counters), trim finished jobs, roll statistics."""
 
     def recount_step(self, count: int = STEP) -> bool:
         """Count up to count more groups' ready jobs; True once the queue's counters are exact."""
@@ -43,3 +43,10 @@ class KeepOps(Ops):
         completed, cancelled, dead, more, next_ms = self._run("retain", argv)
         return Retained(int(completed), int(cancelled), int(dead), bool(more),
                         None if int(next_ms) < 0 else int(next_ms) / 1000)
+
+    def roll_stats(self, after: int = 0, limit: int = STEP) -> int:
+        """Roll up to limit job names' statistics into their ten-minute windows (after: names this round
+        rolled already); the after of the next call of the round, or -1 once the round is done, -2 when no
+        name had statistics in the last 20 minutes."""
+        _, following = self._run("stats_roll", [min(max(int(limit), 1), MAX_BATCH), max(int(after), 0)])
+        return int(following)

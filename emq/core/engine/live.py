@@ -12,6 +12,12 @@ from .base import Ops
 Progress = tuple[str, int, float, str]  # (job id, token, fraction, note)
 
 
+def progress_call(progress: Sequence[Progress]) -> tuple[str, list[Any]]:
+    """``progress.lua`` and its ARGV: 4 fields an item."""
+    return "progress", [x for job_id, token, fraction, note in progress
+                        for x in (job_id, token, repr(float(fraction)), note)]
+
+
 class LiveOps(Ops):
     """Waiters and progress of one physical queue."""
 
@@ -35,8 +41,7 @@ class LiveOps(Ops):
         if len(argv) > 1:
             calls.append(("extend", argv))
         if progress:
-            calls.append(("progress", [x for job_id, token, fraction, note in progress
-                                       for x in (job_id, token, repr(float(fraction)), note)]))
+            calls.append(progress_call(progress))
         if not calls:
             return []
         replies = self._run_many(calls)

@@ -1,4 +1,4 @@
-"""Rate limits of one queue (``set_rate.lua``; enforced by ``bclaim.lua`` through ``_flowctl.lua``)."""
+"""Rate limits of one queue (``set_rate.lua``; enforced by ``bclaim.lua`` through ``_rates.lua`` and ``_holds.lua``)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import stored
 from ..records import MintSpec
 from .base import Ops
 
@@ -45,8 +46,9 @@ class RepeatOps(Ops):
         """
         argv: list[Any] = [name, expected, key, next_ms, "" if last is None else last, skipped, len(specs)]
         for spec in specs:
-            argv.extend(spec.argv())
-        r = self._run("repeat_mint", argv)
+            argv.extend(stored.mint_row(spec))
+        chosen = [(spec.id, spec.due) for spec in specs if spec.if_absent]  # occurrences: their ids are derived
+        r = self._run_many([("repeat_mint", argv)], also=self._noted(chosen))[0]
         if len(r) == 2 and int(r[1]) == -1:
             return int(r[0]), None
         return int(r[0]), [int(x) for x in r[1:]]

@@ -1,0 +1,18 @@
+--[[
+  _wake: the lists parked clients block on, the workers' (wake) and the Pump's (pumpwake).
+  Suffixes used here: wake, pumpwake
+]]
+-- Leave at most one token in a wake list: one parked waiter is enough to start a chain.
+-- WAKE_TOKEN: whether the workers' list ('wake') holds a token, once this call knows it, else nil: an
+-- LLEN asks. A claim's flags and a mint's priority check learn it without one: their EXISTS of k keys
+-- names the wake list k + 1 times after them, so its share of the count (k + 1 when a token waits) stands
+-- apart from theirs (decoded inline, not by a helper: a Lua call each shows in a mint's server time).
+-- Only clients pop a wake list (a BLPOP runs between script calls), so what a call learnt holds to its end.
+-- tests/test_wake_flags.py pins both counts and decodes every flag with a token waiting and without.
+local WAKE_TOKEN = nil
+local function wake(suffix)
+  local known = nil
+  if suffix == 'wake' then known, WAKE_TOKEN = WAKE_TOKEN, true end
+  if known == nil then known = redis.call('LLEN', ns .. suffix) > 0 end
+  if not known then redis.call('RPUSH', ns .. suffix, '1') end
+end
