@@ -1,16 +1,24 @@
 """The watchdog: every job ends. Time limits of running jobs, cancels, and the threads left behind.
 
 At a job's soft limit it raises ``SoftTimeLimit`` inside the job. At its time limit, or when the
-job is cancelled, it *stops* the job: the attempt's outcome is reported at once through the
+job is cancelled or its lease was taken (a renewal answered stale: the sweep gave the job to
+another worker), it *stops* the job: the attempt's outcome is reported at once through the
 worker's outbox (a failure with ``JobTimeout``, or a ``Cancelled`` one that the server answers
 stale), the exception is raised inside the job's code (a thread, or the coroutine's await) and a
 plain job's slot gets a fresh thread, so the slot is free within moments even when the code is
 blocked in C. The fencing token makes that safe: whatever the old code reports later is refused.
 
-Code that has not returned EMQ_TIMEOUT_GRACE seconds after it was stopped is *abandoned*. Once
-EMQ_MAX_ABANDONED of those are still stuck, the watchdog says so in the log and ``drain`` stops
-the worker, which releases its leases and exits non-zero (``exhausted``) so that its supervisor
-or process manager starts a clean process.
+Code that has not returned EMQ_TIMEOUT_GRACE (30 s) after it was stopped, nor as long again as it
+had run by then (twice its time limit, for a timeout), is *abandoned*. Sooner, it is most likely a
+call that overran and will return (a sleep, a socket timeout longer than the job's limit): its
+outcome is reported and its slot has a fresh thread, so it costs one idle thread, while recycling
+the process costs every other running job a drain of up to EMQ_GRACE (30 s) with no claims meanwhile
+(a few jobs overrunning in ``time.sleep`` made a pool churn when 5 s after the stop was the bar:
+docs/guides/failure-modes.md has the figures). Code still blocked past both is far outside its
+author's bound: a hang, and only a process exit frees it. Once EMQ_MAX_ABANDONED abandoned threads
+are stuck at once (one that returns stops counting), the watchdog says so in the log and ``drain``
+stops the worker, which releases its leases and exits with ``exits.RECYCLE`` (``exhausted``) so that
+its supervisor starts a clean process.
 
 Limit: one thread, waking only at the earliest deadline; each wake looks at the jobs that have
 one (at most the worker's running jobs), never at finished ones.
@@ -27,7 +35,7 @@ from dataclasses import dataclass
 
 from ..core import config
 from ..core.records import Outcome
-from ..errors import Cancelled, JobTimeout, SoftTimeLimit
+from ..errors import Cancelled, JobTimeout, LeaseExpired, SoftTimeLimit
 from . import runner
 from .held import Held, Interrupt
 from .threadexc import clear_pending
@@ -44,6 +52,7 @@ class Watch:
     soft_at: float = math.inf
     hard_at: float = math.inf
     abandon_at: float = math.inf
+    stopped_at: float = math.inf
 
     @property
     def next_at(self) -> float:
@@ -60,12 +69,16 @@ def limits(held: Held) -> tuple[float, float]:
 
 
 class Deadlines:
-    """One watchdog thread per worker; ``report`` gets the outcome of each job it stops."""
+    """One watchdog thread per worker; ``report`` gets the outcome of each job it stops, and the slots that
+    run plain jobs under it (``replaces``) a stopped one's slot back; ``drain`` stops a stuck worker.
 
-    def __init__(self, report: Callable[[Held, Outcome], None], replace: Callable[[Held], None],
-                 drain: Callable[[], None]) -> None:
+    One job: the deadlines of the jobs running here, armed, acted on, and the threads they leave behind,
+    under one lock and one wake; the lines past the bar are the per-attempt paths written inline (``enter``).
+    """
+
+    def __init__(self, report: Callable[[Held, Outcome], None], drain: Callable[[], None]) -> None:
         self.report = report
-        self.replace = replace  # a stopped plain job's slot gets a fresh thread
+        self.replace: Callable[[Held], None] = _no_slots
         self.drain = drain
         self.watched: dict[int, Watch] = {}
         self.abandoned: list[Held] = []
@@ -76,6 +89,10 @@ class Deadlines:
         self._shortest = IDLE_WAIT  # the shortest limit armed since the last step: how long an idle step sleeps
         self._closed = False
         self.thread = threading.Thread(target=self._run, name="emq-deadlines", daemon=True)
+
+    def replaces(self, replace: Callable[[Held], None]) -> None:
+        """Have replace(held) give the slot of a plain job this stops a fresh thread (its own may be stuck)."""
+        self.replace = replace
 
     def start(self) -> None:
         self.thread.start()
@@ -124,22 +141,21 @@ class Deadlines:
                 return False
             held.settled, held.stopped = True, kind
             _interrupt(held, kind)
-        hard, _ = limits(held)
-        reason = f"attempt {held.job.token} ran past its time limit of {hard:g} s" if kind is JobTimeout else ""
-        self.report(held, runner.failed(held.job, kind(reason)))
+        self.report(held, runner.failed(held.job, kind(_reason(held, kind))))
         if not held.is_async:
             self.replace(held)
         now = time.monotonic()
-        at = now + config.get("EMQ_TIMEOUT_GRACE")
-        self._watch(Watch(held, abandon_at=at), now, at)
-        log.warning("job id=%s name=%s attempt=%s stopped: %s", held.job.id, held.job.name, held.job.token,
-                    reason or kind.__name__)
+        at = now + max(config.get("EMQ_TIMEOUT_GRACE"), now - held.started)  # as long again as it ran
+        self._watch(Watch(held, abandon_at=at, stopped_at=now), now, at)
+        log.warning("job id=%s name=%s attempt=%s stopped: %s", held.job.id, held.job.name, held.job.attempt,
+                    _reason(held, kind) or kind.__name__)
         return True
 
-    def cancel(self, held: Held) -> None:
-        """The job was cancelled on the server (its renewal said so): tell its code and stop it."""
+    def cancel(self, held: Held, kind: type[BaseException] = Cancelled) -> None:
+        """The job was cancelled on the server, or its lease taken (LeaseExpired), as its renewal said:
+        tell its code (ctx.cancelled) and stop it. Its outcome goes to the server, which answers stale."""
         held.stop.set()
-        self.stop(held, Cancelled)
+        self.stop(held, kind)
 
     def _watch(self, w: Watch, now: float, at: float) -> None:
         """Watch w, next due at. Most jobs end long before a limit that falls after the next wake: they
@@ -199,15 +215,28 @@ class Deadlines:
             self.watched.pop(id(w.held), None)
         if not w.held.running:
             return  # it returned within the grace
-        self.abandoned = [h for h in self.abandoned if h.running] + [w.held]
+        self.abandoned = [h for h in self.abandoned if h.running] + [w.held]  # the ones that returned count no more
         stuck, most = len(self.abandoned), config.get("EMQ_MAX_ABANDONED")
-        log.warning("job id=%s name=%s: its code has not returned %ss after it was stopped; abandoned (%s stuck)",
-                    w.held.job.id, w.held.job.name, config.get("EMQ_TIMEOUT_GRACE"), stuck)
+        log.warning("job id=%s name=%s: its code has not returned %.3g s after it was stopped; abandoned (%s stuck)",
+                    w.held.job.id, w.held.job.name, w.abandon_at - w.stopped_at, stuck)
         if most and stuck >= most and not self.exhausted:
             self.exhausted = True
             log.error("%s job threads are stuck past their time limits (EMQ_MAX_ABANDONED=%s): draining, releasing "
                       "the leases and exiting so that a clean worker process takes over", stuck, most)
             self.drain()
+
+
+def _reason(held: Held, kind: type[BaseException]) -> str:
+    """What stopped an attempt, in words (its error's text)."""
+    if kind is JobTimeout:
+        return f"attempt {held.job.attempt} ran past its time limit of {limits(held)[0]:g} s"
+    if kind is LeaseExpired:
+        return f"attempt {held.job.attempt} lost its lease: the job was given to another worker"
+    return ""
+
+
+def _no_slots(held: Held) -> None:
+    """No slots run plain jobs under these deadlines: nothing to replace."""
 
 
 def _interrupt(held: Held, kind: type[BaseException]) -> None:

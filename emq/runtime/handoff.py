@@ -1,9 +1,9 @@
 """The hand-off of a wake token: while the worker's loop parks, the parker that pops a token claims.
 
 Waking the loop to claim costs a thread hop on every job that finds the worker idle: the parker
-wakes, sets the loop's signal, and the loop wakes in turn (in ``make bench``'s latency phase on
-busy shared cores: 0.1 ms at the median, 0.9 ms at the 99th percentile). So the parker claims
-itself, on the loop's connection, and the loop sleeps on until an outcome wakes it.
+wakes, sets the loop's signal, and the loop wakes in turn, a delay ``make bench``'s latency phase
+shows at its 99th percentile most (docs/reference/performance.md). So the parker claims itself,
+on the loop's connection, and the loop sleeps on until an outcome wakes it.
 
 The loop holds its *turn* (a lock) at all times but while it parks: a claim made here never
 overlaps one of the loop's, and a parker that finds the turn taken, or the worker stopping, wakes

@@ -3,14 +3,18 @@
 Each queue's renewer renews every lease it holds there in one round trip, every lease/3 of the
 shortest lease held, on its own thread and its own clock: a queue whose script is being retried
 (a slot migrating on a cluster, up to 30 s) never delays the renewals of another queue, nor the
-worker's loop. A lease found lost ("stale" or "missing") is dropped: the job's late finish will
-be refused as stale by the server, so nothing it does counts twice. A job found cancelled is
-dropped too, and ``on_cancel`` stops its code (``deadlines``).
+worker's loop. A job found cancelled, or whose lease was found lost ("stale": the sweep gave it to
+another worker, "missing"), is dropped and ``on_cancel`` stops its code (``deadlines``: with
+``Cancelled``, or ``LeaseExpired``): a lost attempt must not run on beside the one that took it
+over, and whatever it reports late is refused as stale, so nothing it does counts twice.
+A cancel is pushed to the worker as well (``cancels``: within milliseconds, without polling); the
+renewal is the backstop when a push is lost.
 
 Progress (``ctx.progress``) rides on the renewal: a job's first report since the last one sent
 brings the queue's renewal forward to at most PROGRESS_EVERY after the previous progress write,
 and the renewal stores the latest value of every job that reported, in the same round trip. So a
-job may report a million times and cost at most one write a second.
+job may report a million times and cost at most one write a second. A report the renewal has not
+sent when the job returns goes in the round trip of its finish, before it (``take_progress``).
 """
 
 from __future__ import annotations
@@ -20,9 +24,14 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from ..core import sealed
 from ..core.engine import Queue
+from ..core.engine.live import Progress
+from ..errors import Cancelled, LeaseExpired
+from ..jobs import secrets
+from .cancels import CancelListener
 from .held import Held
 from .outage import Outage
 
@@ -34,12 +43,14 @@ PROGRESS_EVERY = 1.0  # seconds between two progress writes of a queue's renewer
 class Leases:
     """The held jobs of a worker, each its own key (by identity: no key built a job), and their renewers."""
 
-    def __init__(self, queues: Sequence[Queue], on_cancel: Callable[[Held], None] | None = None) -> None:
+    def __init__(self, queues: Sequence[Queue],
+                 on_cancel: Callable[[Held, type[BaseException]], None] | None = None) -> None:
         self.on_cancel = on_cancel
         self._held: dict[Held, Held] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._renewers = {q.name: Renewer(q, self, self._stop) for q in queues}
+        self._listener = CancelListener(queues, self.heard) if on_cancel is not None else None
 
     def __len__(self) -> int:
         return len(self._held)
@@ -47,8 +58,19 @@ class Leases:
     def start(self) -> None:
         for r in self._renewers.values():
             r.thread.start()
+        if self._listener is not None:
+            self._listener.start()
+
+    def serve(self, queues: Sequence[Queue]) -> None:
+        """Renew the leases of these queues too (a worker told to claim from them): a renewer each, started."""
+        for q in queues:
+            if q.name not in self._renewers:
+                r = self._renewers[q.name] = Renewer(q, self, self._stop)
+                r.thread.start()
 
     def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
         self._stop.set()
         for r in self._renewers.values():
             r.wake.set()
@@ -92,14 +114,34 @@ class Leases:
             return [h for h in self._held.values() if h.queue.name == name]
 
     def lose(self, held: Held, status: str) -> None:
-        log.warning("job id=%s name=%s lost its lease (%s)", held.job.id, held.job.name, status)
-        self.drop(held)
+        if not self._let_go(held):
+            return  # it ended meanwhile: its own finish crossed the renewal, no lease was lost
+        log.warning("job id=%s name=%s lost its lease (%s): stopping it", held.job.id, held.job.name, status)
+        if self.on_cancel is not None:
+            self.on_cancel(held, LeaseExpired)
 
     def cancelled(self, held: Held) -> None:
+        """The server cancelled a job held here (a renewal said so, or the push did): stop it, once."""
+        if not self._let_go(held):
+            return  # it ended, or the other way told first
         log.info("job id=%s name=%s was cancelled while it ran: stopping it", held.job.id, held.job.name)
-        self.drop(held)
         if self.on_cancel is not None:
-            self.on_cancel(held)
+            self.on_cancel(held, Cancelled)
+
+    def heard(self, queue: str, items: list[tuple[str, int]]) -> None:
+        """The push of a cancel (``cancels``): stop the jobs of these (id, token) that are held here."""
+        wanted = set(items)
+        for h in self.of_queue(queue):
+            if (h.job.id, h.job.token) in wanted:
+                self.cancelled(h)
+
+    def _let_go(self, held: Held) -> bool:
+        """Drop held on a renewal's answer; False when it was no longer held. A renewal takes its list
+        of jobs, then its round trip; a job that ended meanwhile was dropped, then finished on the
+        loop's own connection, possibly before the renewal ran: its answer (stale, missing) is the
+        finish's doing, not a lost lease (such warnings came by the dozen in long drains under load)."""
+        with self._lock:
+            return self._held.pop(held, None) is not None
 
     def release_all(self, grace: float) -> None:
         """Give back every job still held (running past the grace), so they run again at once."""
@@ -161,7 +203,9 @@ class Renewer:
         by: dict[int, list[Held]] = {}
         for h in self.leases.of_queue(self.q.name):
             by.setdefault(h.job.lease_ms, []).append(h)
-        progress = self._progress([h for helds in by.values() for h in helds])
+        progress = take_progress([h for helds in by.values() for h in helds])
+        if progress:
+            self.progress_at = time.monotonic()
         for lease_ms, helds in by.items():
             try:
                 statuses = self.q.live.renew([(h.job.id, h.job.token) for h in helds], lease_ms, progress)
@@ -178,14 +222,15 @@ class Renewer:
         if by:
             self.due = min(self.due, time.monotonic() + min(by) / 3000)
 
-    def _progress(self, helds: list[Held]) -> list[tuple[str, int, float, str]]:
-        """The latest progress of the jobs that reported since the last write (cleared before it is read)."""
-        out = []
-        for h in helds:
-            if h.progress_dirty:
-                h.progress_dirty = False
-                fraction, note = h.progress
-                out.append((h.job.id, h.job.token, fraction, note))
-        if out:
-            self.progress_at = time.monotonic()
-        return out
+
+def take_progress(helds: Iterable[Held]) -> list[Progress]:
+    """The latest progress of the jobs that reported since the last write (cleared before it is read), each
+    note's secrets masked (once a second at most a job: never in the job's own loop), an encrypted job's sealed."""
+    out = []
+    for h in helds:
+        if h.progress_dirty:
+            h.progress_dirty = False
+            fraction, note = h.progress
+            note = secrets.in_text(note)
+            out.append((h.job.id, h.job.token, fraction, sealed.seal(note) if h.job.sealed and note else note))
+    return out

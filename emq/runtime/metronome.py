@@ -16,6 +16,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..core.connection import disconnect, new_client
 from ..core.engine import Queue
@@ -37,10 +38,12 @@ class Metronome:
         self.timeout = timeout
         self.parking = threading.Event()
         self.closed = False
-        self.clients = [new_client(block=timeout) for _ in self.queues]
+        # Each parker's own connection, made by its thread (a cluster client connects as it is built: a node
+        # away at that moment is an outage the thread rides out, not an error of the worker's start).
+        self.clients: list[Any] = [None] * len(self.queues)
         self.threads = [
-            threading.Thread(target=self._park_loop, args=(q, c), name=f"emq-park-{q.name}", daemon=True)
-            for q, c in zip(self.queues, self.clients, strict=True)
+            threading.Thread(target=self._park_loop, args=(i, q), name=f"emq-park-{q.name}", daemon=True)
+            for i, q in enumerate(self.queues)
         ]
 
     def start(self) -> None:
@@ -63,6 +66,8 @@ class Metronome:
         self.closed = True
         self.parking.set()
         for c in self.clients:
+            if c is None:
+                continue
             try:
                 disconnect(c)
             except Exception:  # closing a socket another thread reads may raise; it is closed anyway
@@ -71,13 +76,14 @@ class Metronome:
             if t.is_alive():
                 t.join(timeout=2)
 
-    def _park_loop(self, q: Queue, client) -> None:
+    def _park_loop(self, i: int, q: Queue) -> None:
         outage = Outage(log, f"parking on {q.name}")
         while not self.closed:
             self.parking.wait()
             if self.closed:
                 return
             try:
+                client = self.clients[i] or self._connect(i)
                 token = client.blpop([q.keys.wake], timeout=self.timeout)
             except Exception as exc:
                 if self.closed:
@@ -94,6 +100,12 @@ class Metronome:
                 (self.handoff.token if self.handoff else self.signal.set)()
             else:
                 self._pass_on(q, token[1])
+
+    def _connect(self, i: int) -> Any:
+        client = self.clients[i] = new_client(block=self.timeout)
+        if self.closed:  # close() ran while it connected: it did not see this one
+            disconnect(client)
+        return client
 
     def _pass_on(self, q: Queue, token: str) -> None:
         """Put back a token popped after the worker stopped parking, so a parked worker gets it.

@@ -37,7 +37,7 @@ def begin(queue: str, job: Claimed) -> Attempt | Token:
 
     Returns what ``end`` takes: the log context's token alone when no span or Sentry scope opened
     (an Attempt a job would be most of a plain worker's cost here)."""
-    token = logs.current.set((job.id, job.name, queue, job.token))
+    token = logs.current.set((job.id, job.name, queue, job.token - job.spared))  # job.attempt, inline
     if _plain():
         return token
     attempt = None
@@ -50,7 +50,7 @@ def begin(queue: str, job: Claimed) -> Attempt | Token:
         attempt = attempt or Attempt(token)
         attempt.sentry = scope
     if signals.job_started.receivers:
-        for receiver, err in signals.job_started.send_robust(None, queue=queue, job=job, attempt=job.token):
+        for receiver, err in signals.job_started.send_robust(None, queue=queue, job=job, attempt=job.attempt):
             if isinstance(err, Exception):
                 log.error("job_started receiver %r failed: %s", receiver, err, exc_info=err)
     return token if attempt is None else attempt

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..core import topology
 from ..core.engine import Queue
+from ..core.logical import partitions
 from ..errors import ConfigurationError
 
 
@@ -82,5 +83,5 @@ def resolve(specs: Sequence[str], strict: bool = False) -> tuple[list[Queue], Qu
     """A worker's physical queues (partitions expanded) and their order; a partition weighs as its queue."""
     names, weights = parse(specs)
     weight = {p: w for n, w in weights.items() for p in topology.expand([n])}
-    queues = [Queue(n) for n in topology.expand(names)]
+    queues = partitions(names)
     return queues, QueueOrder([weight[q.name] for q in queues], strict)

@@ -6,6 +6,7 @@ the next pass, so an outage loses no result; the fencing token makes a late one 
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 
 from ..core.records import Outcome
@@ -15,15 +16,18 @@ Item = tuple[Held, Outcome]
 
 
 class Outbox:
-    """A thread-safe inbox of fresh outcomes plus the ones an outage sent back."""
+    """A thread-safe inbox of fresh outcomes plus the ones an outage sent back; ``signal`` wakes the loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, signal: threading.Event) -> None:
+        self.signal = signal
         self._arrived: deque[Item] = deque()  # append and popleft are atomic: no lock between threads
         self._pending: list[Item] = []
 
     def put(self, held: Held, outcome: Outcome) -> None:
-        """Called from a slot thread or the event loop when a job ended."""
+        """Called from a slot thread, the event loop or the watchdog when a job ended: wakes the loop."""
         self._arrived.append((held, outcome))
+        if not self.signal.is_set():  # put first: the loop clears a set signal before it reads the outbox
+            self.signal.set()
 
     def arrived(self) -> list[Item]:
         """Every outcome reported since the last call (the loop counts these as no longer running)."""
@@ -34,9 +38,11 @@ class Outbox:
         pending, self._pending = self._pending, []
         return pending
 
-    def keep(self, items: list[Item]) -> None:
-        """Offer these again on the next pass: the server did not accept them."""
+    def keep(self, items: list[Item], wake: bool = False) -> None:
+        """Offer these again on the next pass (the server did not accept them); wake: make that pass now."""
         self._pending.extend(items)
+        if wake:
+            self.signal.set()
 
     def __len__(self) -> int:
         return len(self._pending)

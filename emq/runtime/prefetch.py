@@ -26,7 +26,7 @@ class Prefetch:
 
     def __init__(self, threads: int, limit: int) -> None:
         self.threads = threads
-        self.limit = max(0, limit)
+        self.limit = self.start_limit = max(0, limit)
         self.trip = 0.0  # seconds, moving average of a round trip that claimed
         self.stay = math.inf  # seconds, moving average of a job's stay: claimed to its outcome here
         self.extra = 0

@@ -23,26 +23,43 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
 
-from ..core import config, flows, topology
+from ..core import config, flows
 from ..core.connection import disconnect, new_client
 from ..core.engine import Queue
-from ..core.records import Tick
+from ..core.logical import partitions
+from ..core.ticks import Tick
 from ..errors import ServerUnavailable
 from ..scheduling import repeat
-from ..scheduling.rowsync import RowSync
 from .outage import Outage
 from .upkeep import Upkeep
 
 log = logging.getLogger("emq.pump")
 FOLLOW_MS = 5000  # a Pump that does not lead asks for the lead this often (at most)
-RELAY_PAGE = 1000  # relay entries forwarded per round (FlowOps.relayed)
 
 
 def lead_ttl_ms() -> int:
     """How long a Pump's lead lasts without a tick: 2x its park, so a crashed leader is replaced soon."""
     return int(2 * config.get("EMQ_PUMP_PARK") * 1000)
+
+
+class Rows(Protocol):
+    """What a Pump asks of the recurrence rows, when it is given them (``emq.scheduling.rowsync.RowSync``).
+
+    The commands that start a Pump build it and hand it in: the runtime never reaches the database.
+    A Pump without one still mints the recurrences Valkey holds; it only leaves the rows alone.
+    """
+
+    def start(self, queues: Iterable[str]) -> None:
+        """Bring Valkey in line with the rows once, before the Pump's first tick."""
+
+    def run(self, stop: threading.Event, leading: Callable[[], bool]) -> None:
+        """Follow the rows on the Pump's own thread until stop."""
+
+    def record(self, minted: Iterable[repeat.Minted]) -> None:
+        """Note what the Pump minted, for the rows' read-only fields."""
 
 
 class Pump:
@@ -52,6 +69,7 @@ class Pump:
         self,
         queues: Sequence[Queue],
         *,
+        rows: Rows | None = None,
         stop: threading.Event | None = None,
         on_ready: Callable[[], None] | None = None,
     ) -> None:
@@ -64,23 +82,22 @@ class Pump:
         self.park_ms = int(config.get("EMQ_PUMP_PARK") * 1000)
         self.threads: list[threading.Thread] = []
         self.tickers: list[threading.Thread] = []
-        self.clients: list = []
         self.wakers: list[Waker] = []
-        self.rows = RowSync(q.name for q in self.queues)
+        self.rows = rows
         self.upkeep = Upkeep()  # counters of queues from before them, retention of finished jobs
+        self.planned: dict[str, float] = {}  # queue -> monotonic time its last tick planned the next
 
     def start(self) -> Pump:
-        """Sync the recurrence rows, then run one thread per queue in the background."""
-        self.rows.start()
-        sync = threading.Thread(
-            target=self.rows.run, args=(self.stop, self.leads), name="emq-pump-rows", daemon=True
-        )
-        sync.start()
-        self.threads.append(sync)
+        """Sync the recurrence rows (when given them), then run one thread per queue in the background."""
+        if self.rows is not None:
+            self.rows.start([q.name for q in self.queues])
+            sync = threading.Thread(
+                target=self.rows.run, args=(self.stop, self.leads), name="emq-pump-rows", daemon=True
+            )
+            sync.start()
+            self.threads.append(sync)
         for q in self.queues:
-            client = new_client(block=self.park_ms / 1000)
-            self.clients.append(client)
-            waker = Waker(q, client, self.stop, self.park_ms / 1000)
+            waker = Waker(q, self.stop, self.park_ms / 1000)
             self.wakers.append(waker)
             ticker = threading.Thread(target=self.run_queue, args=(q, waker), name=f"emq-pump-{q.name}", daemon=True)
             ticker.start()
@@ -103,11 +120,8 @@ class Pump:
             t.join(timeout=2)
         for q in self.queues:
             self._resign(q)
-        for c in self.clients:
-            try:
-                disconnect(c)
-            except Exception:  # the blocking pop of a Pump thread may be reading this socket
-                pass
+        for w in self.wakers:
+            w.disconnect()
         for t in self.threads:
             t.join(timeout=2)
 
@@ -136,16 +150,27 @@ class Pump:
     def step(self, q: Queue) -> tuple[bool, float]:
         """One tick of one queue: returns (leader, seconds to park)."""
         sent = time.monotonic()
-        tick = q.tick(self.id, ttl_ms=lead_ttl_ms(), park_ms=self.park_ms)
-        duty_at = _duty_at(tick, sent)
+        # How late this Pump itself is (a slow thread, a long step before): the tick must not take that for
+        # a server stall (tick.lua).
+        late = sent - self.planned.get(q.name, sent)
+        tick = q.tick(self.id, ttl_ms=lead_ttl_ms(), park_ms=self.park_ms, late_ms=int(max(late, 0.0) * 1000))
+        duty_at = self.planned[q.name] = _duty_at(tick, sent)
+        if tick.stall_ms and tick.graced:
+            log.warning("pump %s: the server stood still for %.1f s; %s lease(s) that ran out meanwhile get one more "
+                        "lease period (EMQ_STALL_GRACE=%ss)", q.name, tick.stall_ms / 1000, tick.graced,
+                        config.get("EMQ_STALL_GRACE"))
         if tick.promoted or tick.reclaimed:
             log.debug("pump %s: promoted=%s reclaimed=%s", q.name, tick.promoted, tick.reclaimed)
             if self.on_ready:
                 self.on_ready()
-        if tick.leader and tick.relay and flows.forward(q) >= flows.FORWARD_ROUNDS * RELAY_PAGE:
+        if tick.leader and tick.far:
+            flows.recheck(q, tick.far)  # waiting jobs whose parents live in other queues
+        if tick.leader and tick.relay and flows.forward(q):
             return True, 0  # more to forward: tick again at once
         if tick.leader and tick.repeat_due:
-            self.rows.record(repeat.mint_due(q))
+            minted = repeat.mint_due(q)
+            if self.rows is not None:
+                self.rows.record(minted)
             return True, 0
         if tick.leader and self.upkeep.step(q):
             return True, 0  # more to recount or trim: tick again at once
@@ -182,8 +207,10 @@ def _duty_at(tick: Tick, sent: float) -> float:
 class Waker:
     """Blocks on a queue's ``pumpwake`` list while its Pump leads, and wakes the parked Pump."""
 
-    def __init__(self, q: Queue, client, stop: threading.Event, timeout: float) -> None:
-        self.client = client
+    def __init__(self, q: Queue, stop: threading.Event, timeout: float) -> None:
+        # Its own connection for the blocking pop, made by its thread (a cluster client connects as it is
+        # built: a node away then is an outage the thread rides out, not an error of the Pump's start).
+        self.client: Any = None
         self.stop = stop
         # At most the park: an idle leader then sends one blocking pop a park (the client's socket
         # timeout is longer, see connection.new_client); close() cuts it short by disconnecting.
@@ -197,9 +224,10 @@ class Waker:
             if not self.leading.wait(1.0):
                 continue
             try:
-                token = self.client.blpop([q.keys.pumpwake], timeout=self.timeout)
+                client = self.client or self._connect()
+                token = client.blpop([q.keys.pumpwake], timeout=self.timeout)
                 if token and not self.leading.is_set():
-                    self.client.rpush(q.keys.pumpwake, token[1])  # the lead moved on: hand it over
+                    client.rpush(q.keys.pumpwake, token[1])  # the lead moved on: hand it over
                 elif token:
                     self.event.set()
             except Exception as exc:
@@ -210,10 +238,25 @@ class Waker:
             else:
                 self.outage.ok()
 
+    def _connect(self) -> Any:
+        client = self.client = new_client(block=self.timeout)
+        if self.stop.is_set():  # the Pump closed while this connected: it did not see this one
+            disconnect(client)
+        return client
 
-def run_forever(queue_names: Sequence[str], *, announce: Callable[[str], None] = log.info) -> None:
+    def disconnect(self) -> None:
+        """Close its connection, cutting a blocking pop short."""
+        if self.client is not None:
+            try:
+                disconnect(self.client)
+            except Exception:  # the blocking pop of its thread may be reading this socket
+                pass
+
+
+def run_forever(queue_names: Sequence[str], *, rows: Rows | None = None,
+                announce: Callable[[str], None] = log.info) -> None:
     """Run a Pump in the foreground until SIGTERM/SIGINT (``manage.py emq_pump``)."""
-    pump = Pump([Queue(n) for n in topology.expand(queue_names)])
+    pump = Pump(partitions(queue_names), rows=rows)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: pump.stop.set())
     pump.start()

@@ -16,6 +16,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..core import encrypted, sealed
 from ..core.encoding import dumps
 from ..core.frozen import _new
 from ..core.records import Claimed, Outcome
@@ -45,7 +46,9 @@ def _is_coroutine(func: Callable[..., Any]) -> bool:
 def _call(fn: JobFunction, queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
     """Call the job's function (``fn``, looked up by the caller) with its context when it takes one."""
     if fn.options.takes_context:
-        ctx = JobContext(job.id, queue, job.token, job.token, job.lease_ms, stop or Flag(), sink)
+        ctx = JobContext(job.id, queue, job.attempt, job.token, job.lease_ms, stop or Flag(), sink)
+        ctx.journal.sealed = job.sealed
+        current.set(ctx)  # current_job() is this context, its journal the run's (the caller resets it)
         return fn.func(ctx, *job.args, **job.kwargs)
     return fn.func(*job.args, **job.kwargs)
 
@@ -55,13 +58,13 @@ _DONE = {"id": "", "token": 0, "outcome": "completed", "value": "null", "retry_m
 
 def _completed(job: Claimed, result: Any) -> Outcome:
     """The outcome of an attempt that returned result (one a job, on the slot's thread): its own fresh dict
-    filled with a completed one's fields, then the job's set (a third cheaper than a dict display)."""
+    filled with a completed one's fields, then the job's set (cheaper than a dict display)."""
     outcome = _new(Outcome)
     values = outcome.__dict__  # frozen.built's work in place: no dict to make and set as __dict__
     values.update(_DONE)
     values["id"], values["token"] = job.id, job.token
     if result is not None:
-        values["value"] = dumps(result)
+        values["value"] = encrypted.seal_result(dumps(result)) if job.sealed else dumps(result)
     return outcome
 
 
@@ -72,9 +75,19 @@ def _options(name: str) -> Options | None:
         return None
 
 
+SEALED_ERRORS = ("failed", "dead", "discarded")  # outcomes whose value is the error text finish stores
+
+
 def failed(job: Claimed, exc: BaseException) -> Outcome:
-    """How an attempt that raised exc ends, by its job's retry policy (exc kept for traces and Sentry)."""
-    return dataclasses.replace(outcome_of(job, exc, _options(job.name)), exc=exc)
+    """How an attempt that raised exc ends, by its job's retry policy (exc kept for traces and Sentry; a
+    suspension is no error of the job's, so it keeps none); an encrypted job's error text sealed (its
+    message or traceback may quote its arguments)."""
+    outcome = outcome_of(job, exc, _options(job.name))
+    if outcome.outcome == "suspended":
+        return outcome
+    if job.sealed and outcome.outcome in SEALED_ERRORS:
+        return dataclasses.replace(outcome, value=sealed.seal(outcome.value), exc=exc)
+    return dataclasses.replace(outcome, exc=exc)
 
 
 def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[[], None] | None = None,
@@ -88,7 +101,7 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
     """
     attempt = observe.begin(queue, job)
     error: BaseException | None = None
-    running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
+    running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink, job.spared))
     try:
         fn = lookup(job.name)  # _call's plain case inline: every attempt's path
         if fn.options.takes_context:
@@ -129,7 +142,7 @@ async def _execute_async(
     called as in ``execute``. The coroutine runs in its own task, so ``current_job()`` is its own.
     """
     error: BaseException | None = None
-    current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink))
+    current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink, job.spared))
     try:
         run = Interruptible(_call(lookup(job.name), queue, job, stop, sink))
         if started is not None:

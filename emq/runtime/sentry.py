@@ -21,7 +21,7 @@ def enter(queue: str, job: Claimed) -> contextlib.ExitStack | None:
     stack = contextlib.ExitStack()
     scope = stack.enter_context(sdk.isolation_scope())
     for key, value in (("emq.job_id", job.id), ("emq.job_name", job.name), ("emq.queue", queue),
-                       ("emq.attempt", str(job.token))):
+                       ("emq.attempt", str(job.attempt))):
         scope.set_tag(key, value)
     stack.enter_context(sdk.start_transaction(op="queue.process", name=job.name, source="task"))
     return stack

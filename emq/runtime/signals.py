@@ -15,7 +15,8 @@ from django.dispatch import Signal
 job_started = Signal()
 
 # kwargs: queue (physical name), job (records.Claimed), attempt (int), state (str, see above),
-# outcome (str: "completed" | "retried" | "dead" | "cancelled" | "timed out", or "stale" | "missing"
-# when the server discarded it; see runtime.outcomes), duration (seconds the attempt ran here),
+# outcome (str: "completed" | "retried" | "dead" | "cancelled" | "timed out", "rate limited" | "unknown name"
+# when given back without an attempt spent, or "stale" | "missing" when the server discarded it; see
+# runtime.outcomes), duration (seconds the attempt ran here),
 # exception (what the job raised, or None), record (records.Outcome as sent to the server)
 job_finished = Signal()

@@ -13,12 +13,17 @@ each within a wake a job, as if each had been handed its own.
 ``close`` ends every idle thread (one sentinel each) and waits for them, so a worker that ran in
 a test or a shell leaves no thread behind; a thread still inside a job (past the stop's grace,
 or abandoned) is a daemon and ends with its job or the process.
+
+``resize`` (a concurrency an operator stored, ``runtime.tuning``) starts the threads it adds at once;
+the threads it removes end as they next find no job ready (the idle ones at once): the worker claims
+for the new size from then on (``Dispatch.room``), so the busy ones soon find none. No job waits for it.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 
@@ -32,16 +37,23 @@ Report = Callable[[Held, Outcome], None]
 
 
 class Slots:
-    """``size`` threads taking jobs from one queue; ``report`` gets each outcome."""
+    """``size`` threads taking jobs from one queue; ``report`` gets each outcome. Their jobs run under
+    ``deadlines``, which come back here for a fresh thread when they stop one (``replace``).
+
+    One job: the threads, past the class size bar because starting, waking, resizing and ending them all
+    work on the one list of idle threads under one protocol (``_wake``, ``_sleep``, ``_retire``).
+    """
 
     def __init__(self, size: int, report: Report, deadlines: Deadlines) -> None:
         self.size = size
         self.report = report
         self.deadlines = deadlines
+        deadlines.replaces(self.replace)
         self.ready: deque[Held | None] = deque()  # jobs no thread has taken yet (None: a thread's end)
         self.idle: list[threading.Lock] = []  # the held locks idle threads sleep on: a release wakes one
         self.waking = False  # a woken thread has yet to look at ready: it wakes the next if need be
         self.threads: list[threading.Thread] = []  # the live ones (a retired thread is no longer here)
+        self.retiring = 0  # threads to end as they go idle (a smaller size)
         self._lock = threading.Lock()
         self._closed = False
 
@@ -57,6 +69,25 @@ class Slots:
         self.ready.extend(helds)
         self._wake()
 
+    def resize(self, size: int) -> None:
+        """Run size threads from now on: more start at once, fewer end as they go idle (``_retire``)."""
+        with self._lock:
+            if self._closed:
+                return
+            self.size = size
+            live = len(self.threads) - self.retiring  # the threads not told to end yet
+            kept = min(self.retiring, max(size - live, 0))  # threads told to end that may stay after all
+            self.retiring += max(live - size, 0) - kept
+            spawn = max(size - live - kept, 0)
+            fewer = max(live - size, 0)
+        for _ in range(spawn):
+            self._spawn()
+        for _ in range(fewer):  # idle threads look again, and end
+            try:
+                self.idle.pop().release()
+            except IndexError:
+                break
+
     def replace(self, held: Held) -> None:
         """A limit stopped held's job: retire its thread and start a fresh one for the slot."""
         with self._lock:
@@ -64,16 +95,23 @@ class Slots:
                 self.threads.remove(held.thread)
         self._spawn()
 
-    def close(self, timeout: float = 1.0) -> None:
-        """Let every live slot thread end once it is idle; wait up to timeout for them."""
+    def close(self, timeout: float = 0.5) -> None:
+        """Let every live slot thread end once it is idle; wait up to timeout for them all.
+
+        One deadline for all, not timeout each: an idle thread ends within moments, and one still
+        inside a job past the stop's grace (its lease released) will not end within any timeout, so
+        a stop with 30 such jobs must not take 30 timeouts more (an orchestrator's own grace, 30 s
+        under Kubernetes, would kill the process first).
+        """
         with self._lock:
             self._closed = True
             live = list(self.threads)
         self.ready.extend([None] * len(live))
         while self.idle:
             self.idle.pop().release()
+        deadline = time.monotonic() + timeout
         for t in live:
-            t.join(timeout)
+            t.join(max(deadline - time.monotonic(), 0.0))
 
     def _spawn(self) -> None:
         with self._lock:  # started and listed at once: close() joins only started threads, none after it
@@ -101,11 +139,24 @@ class Slots:
             try:
                 held = ready.popleft()
             except IndexError:
+                if self.retiring and self._retire():
+                    return None
                 self._sleep(lock)
                 continue
             if ready and held is not None and not self.waking:  # _wake's first test, inline: a call a job less
                 self._wake()
             return held
+
+    def _retire(self) -> bool:
+        """Whether this idle thread is one too many (a smaller size): it ends, leaving the list."""
+        with self._lock:
+            if self.retiring <= 0:
+                return False
+            self.retiring -= 1
+            me = threading.current_thread()
+            if me in self.threads:
+                self.threads.remove(me)
+            return True
 
     def _sleep(self, lock: threading.Lock) -> None:
         self.idle.append(lock)

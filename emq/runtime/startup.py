@@ -59,18 +59,44 @@ def _stop_on_signals() -> threading.Event:
     return stop
 
 
+# True in a worker process that a supervisor forked (``supervisor``), which passes a stop on as SIGTERM
+# and a second one as SIGINT. systemd's default KillMode signals every process of a unit, so such a
+# process gets the unit's SIGTERM and its supervisor's: two that must not cut its grace short.
+supervised = False
+
+
 def on_stop_signals(stop: Callable[[], None]) -> None:
-    """SIGTERM and SIGINT call stop (in the main thread only: elsewhere Python cannot install handlers)."""
-    if threading.current_thread() is threading.main_thread():
+    """SIGTERM and SIGINT call stop (in the main thread only: elsewhere Python cannot install handlers).
+
+    In a supervised worker process, SIGTERM asks for the graceful stop and a repeat changes nothing,
+    and SIGINT (its supervisor's second stop) cuts the grace short, whatever came before it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if not supervised:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop())
+        return
+    asked: list[bool] = []
+
+    def graceful(*_: object) -> None:
+        if not asked:
+            asked.append(True)
+            stop()
+
+    def hurried(*_: object) -> None:
+        graceful()
+        stop()  # a second call: the grace is cut short
+
+    signal.signal(signal.SIGTERM, graceful)
+    signal.signal(signal.SIGINT, hurried)
 
 
 def freeze_heap() -> None:
     """Put every object alive after start-up (Django, the job modules) out of the cyclic GC's reach.
 
-    A full collection walks every tracked object: ~74,000 after a worker's start-up, 80-90 ms on the
-    bench's shared cores (issue #19), a stall for every job starting meanwhile. Start-up's objects live
+    A full collection walks every tracked object, tens of thousands after a worker's start-up: a
+    stall for every job starting meanwhile (docs/reference/performance.md). Start-up's objects live
     as long as the process, so walking them finds nothing; frozen, a collection walks only what came
     after (Instagram's "Dismissing Python Garbage Collection"). Before a fork (``--processes``) it also
     keeps the children's collections from writing to the pages they share with the supervisor.

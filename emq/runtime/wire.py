@@ -31,7 +31,7 @@ class Wire:
     def _wire(self) -> list[Queue]:
         self.client = own_client()
         self._wired = list(self.queues) if self.client is None else [
-            Queue(q.name, prefix=q.keys.prefix, client=self.client) for q in self.queues]
+            q.on(self.client) for q in self.queues]
         return self._wired
 
     def close(self) -> None:
