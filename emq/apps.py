@@ -25,13 +25,11 @@ class EmqConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
-        from . import checks  # noqa: F401  (registers the system checks)
-        from .scheduling import rows
+        from . import checks, models  # noqa: F401  (checks registers the system checks)
 
         setting_changed.connect(_settings_changed, dispatch_uid="emq-settings")
-        recurrence = self.get_model("Recurrence")
-        post_save.connect(rows.on_save, sender=recurrence, dispatch_uid="emq-recurrence-save")
-        post_delete.connect(rows.on_delete, sender=recurrence, dispatch_uid="emq-recurrence-delete")
+        post_save.connect(models.on_save, sender=models.Recurrence, dispatch_uid="emq-recurrence-save")
+        post_delete.connect(models.on_delete, sender=models.Recurrence, dispatch_uid="emq-recurrence-delete")
         with contextlib.suppress(ImportError):  # no Django Tasks framework: nothing to adapt
             from .contrib.tasks import install
 

@@ -23,8 +23,8 @@ _proxy = object.__getattribute__(settings, "__dict__")
 
 def _read(name: str, default: Any) -> Any:
     # The settings object itself, not the lazy proxy: through the proxy a setting the project
-    # leaves unset raises and catches AttributeError on every read (~1.3 us; an enqueue reads a
-    # dozen settings). The wrapped object is what the proxy reads too, override_settings included.
+    # leaves unset raises and catches AttributeError on every read, and an enqueue reads a dozen
+    # settings. The wrapped object is what the proxy reads too, override_settings included.
     wrapped = _proxy.get("_wrapped", empty)
     value = getattr(settings if wrapped is empty else wrapped, name, default)
     if name == "EMQ_DATA_DIR" and not value:

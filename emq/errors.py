@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 class EmqError(Exception):
     """Base of every error emq raises on purpose."""
@@ -31,6 +34,24 @@ class NotRegistered(EmqError, LookupError):
 
 class JobNotFound(EmqError, LookupError):
     """No job with this id exists in the queue (never minted, or trimmed after its retention)."""
+
+
+class AmbiguousJobId(EmqError, LookupError):
+    """Jobs of one id are in several queues (a caller's ``job_id`` reused): name the queue you mean.
+
+    ``queues`` are their names. Only an id a caller chose can be reused; a generated one names its queue.
+    """
+
+    def __init__(self, job_id: str, queues: Sequence[str] = ()) -> None:
+        self.job_id, self.queues = job_id, list(queues)
+        super().__init__(
+            f"job id {job_id!r} is in {len(self.queues)} queues ({', '.join(self.queues)}): a job_id reused in "
+            "several queues; name the one you mean (queue= in Python, --queue on the command line, "
+            "?queue= in the HTTP API)"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.job_id, self.queues)
 
 
 class PayloadTooLarge(EmqError, ValueError):
@@ -95,3 +116,34 @@ class RateLimited(EmqError):
             raise ValueError(f"RateLimited(retry_in=...) must be > 0 seconds, not {retry_in!r}")
         self.retry_in = float(seconds)
         super().__init__(message or f"rate limited: retry in {self.retry_in:g} s")
+
+
+class ChildFailed(EmqError):
+    """A child a durable job spawned (``ctx.spawn``) did not complete: raised by ``ctx.wait_children``.
+
+    ``children`` lists (id, state, reason) of each such child; the parent's attempt fails as on any error.
+    """
+
+    def __init__(self, children: list[tuple[str, str, str]]) -> None:
+        self.children = list(children)
+        cid, state, reason = self.children[0]
+        more = f" (and {len(self.children) - 1} more)" if len(self.children) > 1 else ""
+        super().__init__(f"child job {cid} ended {state}{': ' + reason if reason else ''}{more}")
+
+
+class QuotaExceeded(EmqError):
+    """An enqueue found its group (or its whole queue) at its quota of jobs not yet finished
+    (``emq.set_quota``, ``EMQ_QUOTAS``): nothing was written for the jobs refused.
+
+    ``queue``, ``group`` (None: the queue's own quota) and ``quota`` name the quota; ``minted`` is how many
+    jobs of the call were minted before or beside the refused ones, and ``refs`` their references
+    (an ``enqueue_many`` mints what fits)."""
+
+    def __init__(self, queue: str, group: str | None, quota: int, minted: int = 0, refused: int = 1,
+                 refs: list | None = None) -> None:
+        self.queue, self.group, self.quota, self.minted, self.refs = queue, group, quota, minted, refs or []
+        whose = f"group {group!r} of queue {queue!r}" if group is not None else f"queue {queue!r}"
+        super().__init__(
+            f"{whose} is at its quota of {quota} jobs not yet finished: {refused} job(s) refused, {minted} minted. "
+            "Room returns as its jobs complete, die or are cancelled; raise it with emq.set_quota() or EMQ_QUOTAS."
+        )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
+from django.db.models import F
 
 from .scheduling import rows
 from .scheduling.definitions import validate
+from .scheduling.rowsync import RowSync
 
 
 def default_timezone() -> str:
@@ -14,17 +18,23 @@ def default_timezone() -> str:
 
 
 class RecurrenceQuerySet(models.QuerySet):
-    """Bulk writes that bypass save() still reach Valkey and move the change marker.
+    """The recurrence rows as a Pump's row sync reads them (``Recurrence.objects`` is handed to it:
+    ``emq.scheduling`` sits below the models), and bulk writes that bypass save() yet still reach
+    Valkey and move the change marker.
 
     ``bulk_update`` goes through ``update``; ``delete`` sends post_delete for each row.
     """
 
     def update(self, **kwargs):
-        return rows.bulk_write(self, lambda: super(RecurrenceQuerySet, self).update(**kwargs))
+        before = list(self.values_list("name", "queue", "group"))
+        pks = list(self.values_list("pk", flat=True))
+        n = super().update(**kwargs)
+        changed(before, self.model.objects.filter(pk__in=pks))  # found again by pk: the write may move them
+        return n
 
     def bulk_create(self, objs, *args, **kwargs):
         made = super().bulk_create(objs, *args, **kwargs)
-        rows.changed([], self.filter(name__in=[o.name for o in made]))
+        changed([], self.filter(name__in=[o.name for o in made]))
         return made
 
     def record_minted(self, name: str, last, next_at) -> int:
@@ -33,6 +43,10 @@ class RecurrenceQuerySet(models.QuerySet):
         if last is not None:
             fields["last_minted_at"] = last
         return models.QuerySet.update(self.filter(name=name), **fields)
+
+    def marker(self) -> int:
+        """The change marker's version (0 before the first write): a Pump re-syncs when it moves."""
+        return RecurrenceMarker.objects.filter(pk=1).values_list("version", flat=True).first() or 0
 
 
 class Recurrence(models.Model):
@@ -88,6 +102,37 @@ class RecurrenceMarker(models.Model):
 
     def __str__(self) -> str:
         return f"recurrences version {self.version}"
+
+
+def row_sync() -> RowSync:
+    """A Pump's link to these rows: the commands that start a Pump (``emq_pump``, ``emq_worker``,
+    ``emq.testing``) hand it in, so the layers below the models never look one up."""
+    return RowSync(Recurrence.objects)
+
+
+def bump() -> None:
+    """Move the change marker (inside the writer's transaction)."""
+    if not RecurrenceMarker.objects.filter(pk=1).update(version=F("version") + 1):
+        RecurrenceMarker.objects.get_or_create(pk=1, defaults={"version": 1})
+
+
+def changed(before: list[rows.Place], written: Any) -> None:
+    """Bump the marker now; push the rows' new state (and drop their old places) after commit."""
+    bump()
+    transaction.on_commit(lambda: rows.push(before, list(written)))
+
+
+def on_save(sender: Any, instance: Recurrence, **kwargs: Any) -> None:
+    """post_save of a recurrence (connected in ``EmqConfig.ready``)."""
+    before = [instance._loaded] if getattr(instance, "_loaded", None) else []
+    instance._loaded = rows.place_of(instance)
+    changed(before, [instance])
+
+
+def on_delete(sender: Any, instance: Recurrence, **kwargs: Any) -> None:
+    """post_delete of a recurrence (connected in ``EmqConfig.ready``)."""
+    bump()
+    transaction.on_commit(lambda: rows.push([rows.place_of(instance)], []))
 
 
 class Dashboard(models.Model):

@@ -4,8 +4,8 @@ The management command only parses and reports; every subcommand here reads thro
 and the registries, and changes state only through engine methods (Lua scripts).
 """
 
-from . import bulk, control, enqueue, jobs, server, status  # noqa: F401  (each registers its subcommands)
+from . import bulk, control, enqueue, jobs, rekey, server, status, workers  # noqa: F401  (each registers its subcommands)
 from .registry import COMMANDS, IO, Result, Subcommand
-from .render import show
+from .render import printable, show
 
-__all__ = ["COMMANDS", "IO", "Result", "Subcommand", "show"]
+__all__ = ["COMMANDS", "IO", "Result", "Subcommand", "printable", "show"]

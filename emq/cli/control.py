@@ -1,13 +1,17 @@
-"""``manage.py emq cancel``, ``pause`` and ``resume``: stop work on purpose, through the engine.
+"""``manage.py emq cancel``, ``pause``, ``resume`` and ``signal``: act on work on purpose, through the engine.
 
 A cancel ends scheduled, ready and running jobs as ``cancelled`` (``cancel.lua``); a pause stops
 every claim from a queue (each partition of a partitioned one) or from one group's lane until it
-is resumed. Pausing what is paused already, or resuming what runs, changes nothing and says so.
+is resumed. Pausing what is paused already, or resuming what runs, changes nothing and says so. A
+signal reaches a durable job's ``ctx.wait_for`` (``emq.signal``).
 """
 
 from __future__ import annotations
 
+import json
+
 from ..core import registry
+from ..core.journal_ops import deliver
 from ..core.logical import LogicalQueue
 from .bulk import by_id, per_id
 from .registry import IO, QUEUE, Arg, Options, Result, subcommand
@@ -54,3 +58,25 @@ def pause(opts: Options, io: IO) -> Result:
 @subcommand("resume", "Resume a paused queue, or one group's lane, and wake its parked workers.", Arg("queue"), GROUP)
 def resume(opts: Options, io: IO) -> Result:
     return _switch(opts, False)
+
+
+WHY = {"sent": "a signal of that name came before", "late": "its wait for it timed out", "missing": "no such job"}
+
+
+@subcommand(
+    "signal", "Send a signal to a durable job: its ctx.wait_for(NAME) returns the payload; a job waiting for it "
+    "runs at once.", Arg("id", metavar="ID"), Arg("name", metavar="NAME"),
+    Arg("--payload", default="null", help="the payload, JSON (default: null)"), QUEUE,
+)
+def signal(opts: Options, io: IO) -> Result:
+    job_id, name = opts["id"], opts["name"]
+    try:
+        json.loads(opts["payload"])
+    except ValueError as exc:
+        return Result(None, ok=False, failure=f"--payload is not JSON ({exc}): e.g. --payload '{{\"ok\": true}}'")
+    status = deliver(job_id, name, opts["payload"], opts["queue"])
+    data = {"id": job_id, "name": name, "taken": status == "ok", "status": status}
+    if status == "ok":
+        return Result(data, lines=[f"job {job_id} took signal {name!r}"])
+    why = WHY.get(status, f"it has ended ({status})")
+    return Result(data, ok=False, failure=f"job {job_id} did not take signal {name!r}: {why}")

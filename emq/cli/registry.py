@@ -74,5 +74,5 @@ def subcommand(name: str, help: str, *args: Arg) -> Callable[[Callable[[Options,
     return register
 
 
-QUEUE = Arg("--queue", default=None, help="the queue holding the jobs (default: EMQ_DEFAULT_QUEUE)")
+QUEUE = Arg("--queue", default=None, help="the queue holding the jobs (default: wherever each id is)")
 YES = Arg("--yes", action="store_true", help="do not ask before acting on many jobs")

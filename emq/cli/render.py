@@ -1,6 +1,9 @@
 """How ``manage.py emq`` shows things: aligned tables, JSON, ages, a progress bar, a question.
 
-Also the small parsers its options share (durations like ``7d`` or ``1h30m``).
+Everything it prints passes ``printable`` first: a job's group, id, arguments, error or progress
+note is data anyone who can enqueue chose, and an escape sequence in it would otherwise retitle,
+clear or recolour the operator's terminal. Also the small parsers its options share (durations
+like ``7d`` or ``1h30m``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,29 @@ from .registry import IO, Result
 
 UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 PROGRESS_OVER = 1000  # jobs: bulk operations on more than this show a progress bar
+# What a terminal would act on rather than show: C0 and C1 controls, DEL, and the marks that reorder
+# or break lines (bidirectional overrides and isolates, the line and paragraph separators).
+CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """Text fit for a terminal: each control character shown as its escape (``\\x1b``, ``\\n``, ``\\u202e``)."""
+    if text.isprintable():  # the common case, and a cheap test
+        return text
+    return CONTROLS.sub(_escaped, text)
+
+
+def _escaped(match: re.Match) -> str:
+    ch = match.group()
+    return NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def json_text(data: Any) -> str:
+    """Data as one line of JSON that a terminal shows as it is: json.dumps escapes C0 controls, and
+    the rest of CONTROLS (DEL, C1, bidirectional marks) become \\u escapes, the same JSON."""
+    text = json.dumps(data, default=_json_default, ensure_ascii=False)
+    return CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def duration(text: str) -> float:
@@ -57,16 +83,16 @@ def _cell(value: Any) -> str:
         return "—"
     if isinstance(value, float):
         return f"{value:g}"
-    return str(value)
+    return printable(str(value))
 
 
 def show(result: Result, io: IO, as_json: bool) -> None:
     """Print a result: its data as JSON, or its table and lines."""
     if as_json:
-        io.out.write(json.dumps(result.data, default=_json_default, ensure_ascii=False) + "\n")
+        io.out.write(json_text(result.data) + "\n")
         return
     for line in (table(result.rows) if result.rows is not None else []) + result.lines:
-        io.out.write(line + "\n")
+        io.out.write(printable(line) + "\n")
     if result.rows == [] and not result.lines:
         io.out.write("(none)\n")
 
@@ -88,7 +114,8 @@ class Progress:
         self.done += n
         if self.shown:
             filled = int(30 * min(self.done / self.total, 1.0))
-            self.io.err.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {self.done:,}/{self.total:,}")
+            bar = f"[{'#' * filled}{'.' * (30 - filled)}]"
+            self.io.err.write(f"\r{printable(self.label)} {bar} {self.done:,}/{self.total:,}")
             self.io.err.flush()
 
     def close(self) -> None:
@@ -102,6 +129,6 @@ def confirm(io: IO, question: str, yes: bool) -> bool:
         return True
     if not io.stdin.isatty():
         raise ConfigurationError(f"{question} Refused: no terminal to ask on; pass --yes to confirm.")
-    io.err.write(f"{question} [y/N] ")
+    io.err.write(f"{printable(question)} [y/N] ")
     io.err.flush()
     return io.stdin.readline().strip().lower() in ("y", "yes")

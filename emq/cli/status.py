@@ -1,14 +1,17 @@
-"""``manage.py emq status [--watch]``: every queue's counts, latency, throughput, workers and Pump."""
+"""``manage.py emq status [--watch]``: every queue's counts, latency, throughput, workers and Pump,
+and a warning for jobs of names no live worker knows (a rolling deploy not done yet)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from ..core import registry, topology
-from ..core.engine import Queue, Snapshot, snapshots
-from ..metrics.collect import paused_lanes
+from ..core import registry, topology, unknown
+from ..core.engine import Snapshot, snapshots
+from ..core.engine.observe import paused_lanes
+from ..core.logical import partitions
 from ..runtime.pump import lead_ttl_ms
+from .known import unknown_queue
 from .registry import IO, Arg, Options, Result, subcommand
 from .render import age, show
 
@@ -17,11 +20,16 @@ STATE_COLUMNS = ("scheduled", "ready", "active", "completed", "dead", "cancelled
 
 def queue_rows(names: list[str]) -> list[dict[str, Any]]:
     """One row per logical queue (its partitions summed), from one pipelined read (and one for paused lanes)."""
-    physical = [Queue(n) for n in topology.expand(names)]
+    physical = partitions(names)
     snaps = {s.queue: s for s in snapshots(physical, lead_ttl_ms())}
     paused = {q.name: lanes for q, lanes in zip(physical, paused_lanes(physical), strict=True)}
     workers = registry.workers()
-    return [_row(name, [snaps[p] for p in topology.names(name)], workers, paused) for name in names]
+    rows = [_row(name, [snaps[p] for p in topology.names(name)], workers, paused) for name in names]
+    held = unknown.unknown_names(names)
+    for row in rows:
+        row["unknown_jobs"] = [{"name": u.name, "jobs": u.jobs, "waiting_ms": u.waiting_ms}
+                               for u in held if u.queue == row["queue"]]
+    return rows
 
 
 def _row(name: str, parts: list[Snapshot], workers: list[registry.WorkerEntry],
@@ -58,13 +66,17 @@ def _text(row: dict[str, Any]) -> dict[str, Any]:
 
 @subcommand(
     "status", "Every queue: jobs by state, the oldest ready job's age, completed and failed in the last "
-    "minute, workers, the Pump's last tick, groups held at their cap, and what is paused.",
+    "minute, workers, the Pump's last tick, groups held at their cap, and what is paused; then a warning "
+    "for jobs of names no live worker knows.",
     Arg("--queues", default=None, help="comma-separated queues (default: every registered queue)"),
     Arg("--watch", nargs="?", type=float, const=2.0, default=None, metavar="SECONDS",
         help="show it again every SECONDS (default 2) until Ctrl-C"),
 )
 def status(opts: Options, io: IO) -> Result:
     names = [q.strip() for q in opts["queues"].split(",") if q.strip()] if opts["queues"] else None
+    refused = next((why for name in names or () if (why := unknown_queue(name))), None)
+    if refused:
+        return Result(None, ok=False, failure=refused)
     if opts["watch"] is None:
         return _once(names)
     try:
@@ -79,6 +91,17 @@ def status(opts: Options, io: IO) -> Result:
         return Result(None, shown=True)
 
 
+def warnings(rows: list[dict[str, Any]]) -> list[str]:
+    """A line per queue holding jobs of names no live worker of it knows: which names, how many, how long."""
+    lines = []
+    for row in rows:
+        if row["unknown_jobs"]:
+            names = ", ".join(f"{u['name']} ({u['jobs']} {'job' if u['jobs'] == 1 else 'jobs'}, first "
+                              f"{age(u['waiting_ms'])} ago)" for u in row["unknown_jobs"])
+            lines.append(f"warning: queue {row['queue']} holds jobs for names no live worker knows: {names}")
+    return lines
+
+
 def _once(names: list[str] | None) -> Result:
     rows = queue_rows(names or sorted(registry.known_queues()))
-    return Result(rows, [_text(r) for r in rows])
+    return Result(rows, [_text(r) for r in rows], warnings(rows))

@@ -17,11 +17,13 @@ from django.template.response import TemplateResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import ngettext
 
-from ..core.connection import get_client, guard
 from ..core.engine import Queue
+from ..core.logical import partition
+from . import workeractions
 from .queries import prefix
 from .rates import remove_rate, set_rate
-from .scan import Filters, matching_ids
+from .scan import Filters
+from .steps import send_signal
 from .views import selected_queue, url
 
 BULK_BUDGET = 10_000  # dead jobs one "retry all" / "delete all" reads at most per request
@@ -40,7 +42,7 @@ def dispatch(model_admin: Any, request: HttpRequest, action: str) -> HttpRespons
     handler = HANDLERS.get(action)
     if handler is None:
         raise Http404(f"no dashboard action {action!r}; known: {', '.join(sorted(HANDLERS))}")
-    queue = Queue(selected_queue(request.POST), prefix=prefix())
+    queue = partition(selected_queue(request.POST), prefix=prefix())
     if action in CONFIRM and request.POST.get("confirmed") != "1":
         return confirm(model_admin, request, action, queue)
     handler(request, queue)
@@ -148,10 +150,8 @@ def _by_ids(op: Op, done: tuple[str, str]) -> Handler:
 def _bulk(op: Op, verb: str) -> Handler:
     def handler(request: HttpRequest, queue: Queue) -> None:
         filters = Filters.from_query(request.POST)
-        with guard():
-            client = get_client()
-            ids, scanned = matching_ids(client, queue.keys.dead, queue.keys.job, filters, BULK_BUDGET)
-            total = client.zcard(queue.keys.dead)
+        ids, scanned = queue.ids("dead", 0, BULK_BUDGET, filters)
+        total = queue.size("dead")
         statuses = op(queue, ids) if ids else []
         ok = sum(1 for s in statuses if s == "ok")
         what = f" matching {filters.describe()}" if filters.active else ""
@@ -195,8 +195,10 @@ HANDLERS: dict[str, Handler] = {
     "resume": _pause(False),
     "set_rate": set_rate,
     "remove_rate": remove_rate,
+    "signal": send_signal,
     "retry_all": _bulk(_retry, "Retried"),
     "delete_all": _bulk(_delete, "Deleted"),
+    **workeractions.HANDLERS,
 }
 LABELS = {
     "release": (
@@ -211,5 +213,5 @@ LABELS = {
     "retry_all": "Retry every dead job that matches",
     "delete_all": "Delete every dead job that matches, for good",
     "run_now": "Run now", "retry": "Retry", "sweep": "Sweep now", "pause": "Pause", "resume": "Resume",
-    "set_rate": "Set rate limit", "remove_rate": "Remove rate limit",
+    "set_rate": "Set rate limit", "remove_rate": "Remove rate limit", **workeractions.LABELS,
 }

@@ -12,7 +12,7 @@ from django.urls import URLPattern, path
 
 from ..errors import ServerUnavailable
 from ..models import Dashboard
-from . import actions, flowviews, views
+from . import actions, bulkviews, flowviews, nameviews, statviews, views
 
 PAGES: dict[str, Callable[..., HttpResponse]] = {
     "lanes": views.lanes,
@@ -29,6 +29,10 @@ PAGES: dict[str, Callable[..., HttpResponse]] = {
     "flows": flowviews.flows,
     "flow": flowviews.flow,
     "feed": flowviews.feed,
+    "bulk": bulkviews.step,
+    "name": nameviews.name,
+    "statistics": statviews.statistics_page,
+    "chart": statviews.chart,
 }
 
 

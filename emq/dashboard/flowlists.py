@@ -1,6 +1,7 @@
 """The dashboard's reads of flows: jobs waiting for parents, batches and chains, one flow's members,
-and the parents and children of one job. Every read is a page (ZRANGE, LRANGE, SSCAN) of a bounded
-size, in pipelined round trips; a member's state is read from the queue that holds it.
+and the parents and children of one job. Every read is the engine's (``Queue.flow``, ``reads.states``):
+a page (ZRANGE, LRANGE, SSCAN) of a bounded size, in pipelined round trips; a member's state is read
+from the queue that holds it.
 """
 
 from __future__ import annotations
@@ -11,41 +12,32 @@ from typing import Any
 
 from ..core.connection import get_client, guard
 from ..core.engine import Queue
+from ..core.engine.reads import states as job_states
+from ..core.logical import partition
 from .lists import JobList, _list
 from .queries import prefix, server_now
 from .scan import PAGE, Filters
 
-WAITING_FIELDS = ("fn", "group", "kind", "flow", "origin", "failed_parent")
+WAITING_FIELDS = ("fn", "group", "kind", "flow", "origin", "failed_parent", "waits", "spawns")
 FLOW_FIELDS = ("kind", "total", "state", "completed", "dead", "cancelled", "created", "finished", "callbacks")
 STEP_SCAN = 100  # steps of a chain read to show its progress in the list of flows
 LINKS = 50  # parents and children shown on a job's page
 
 
 def _q(name: str) -> Queue:
-    return Queue(name, prefix=prefix())
+    return partition(name, prefix=prefix())
 
 
-def _ref(raw: str) -> tuple[str, str]:
-    queue, job_id = json.loads(raw)
-    return queue, job_id
-
-
-def _states(client: Any, refs: list[tuple[str, str]]) -> list[str | None]:
+def _states(refs: list[tuple[str, str]]) -> list[str | None]:
     """The state of each (queue, id), in one pipelined round trip (None: gone)."""
-    pipe = client.pipeline(transaction=False)
-    for queue, job_id in refs:
-        pipe.hget(_q(queue).keys.job(job_id), "state")
-    return pipe.execute() if refs else []
+    return job_states([(_q(queue), job_id) for queue, job_id in refs])
 
 
-def waiting(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
-    """Jobs waiting for their parents, oldest first, with how many parents each still waits for."""
-    data = _list(queue, "waiting", start, WAITING_FIELDS, False, filters or Filters())
-    with guard():
-        pipe = get_client().pipeline(transaction=False)
-        for row in data.slice.rows:
-            pipe.scard(_q(queue).keys.deps(row.id))
-        pending = pipe.execute() if data.slice.rows else []
+def waiting(queue: str, start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
+    """Jobs waiting for their parents, a signal or their children, oldest first, with how many parents (or
+    children) each still waits for."""
+    data = _list(queue, "waiting", start, WAITING_FIELDS, filters or Filters(), cursor)
+    pending = _q(queue).flow.pending([row.id for row in data.slice.rows])
     for row, n in zip(data.slice.rows, pending, strict=True):
         row.fields["pending"] = n
     return data
@@ -79,23 +71,19 @@ def flows(queue: str, start: int = 0) -> Flows:
     start = max(int(start), 0)
     with guard():
         now = server_now(client)
-        ids = client.zrange(q.keys.flows, start, start + PAGE - 1, desc=True)
-        total = client.zcard(q.keys.flows)
-        pipe = client.pipeline(transaction=False)
-        for flow_id in ids:
-            pipe.hmget(q.keys.flow(flow_id), list(FLOW_FIELDS))
-        records = [dict(zip(FLOW_FIELDS, r, strict=True)) for r in (pipe.execute() if ids else [])]
-        rows = [_flow_row(client, q, i, r) for i, r in zip(ids, records, strict=True) if r["kind"]]
+    ids, total = q.flow.page(start, PAGE)
+    records = q.flow.records(ids, FLOW_FIELDS)
+    rows = [_flow_row(q, i, r) for i, r in zip(ids, records, strict=True) if r["kind"]]
     return Flows(queue, now, rows, start, start + PAGE if start + PAGE < total else None, total)
 
 
-def _flow_row(client: Any, q: Queue, flow_id: str, r: dict[str, Any]) -> FlowRow:
+def _flow_row(q: Queue, flow_id: str, r: dict[str, Any]) -> FlowRow:
     total = int(r["total"] or 0)
-    if r["kind"] == "batch":
+    if r["kind"] != "chain":  # a batch or a chord: counted as its members end
         done = sum(int(r[k] or 0) for k in ("completed", "dead", "cancelled"))
         return FlowRow(flow_id, r, done, total)
-    steps = [_ref(x) for x in client.lrange(q.keys.members(flow_id), 0, STEP_SCAN - 1)]
-    done = sum(1 for s in _states(client, steps) if s in ("completed", "dead", "cancelled"))
+    steps = q.flow.members(flow_id, 0, STEP_SCAN)
+    done = sum(1 for s in _states(steps) if s in ("completed", "dead", "cancelled"))
     return FlowRow(flow_id, r, done, total)
 
 
@@ -121,13 +109,13 @@ def flow(queue: str, flow_id: str, start: int = 0) -> FlowDetail | None:
     start = max(int(start), 0)
     with guard():
         now = server_now(client)
-        record = dict(zip(FLOW_FIELDS, client.hmget(q.keys.flow(flow_id), list(FLOW_FIELDS)), strict=True))
-        if not record["kind"]:
-            return None
-        refs = [_ref(x) for x in client.lrange(q.keys.members(flow_id), start, start + PAGE - 1)]
-        calls = [(name, *ref) for name, ref in json.loads(record["callbacks"] or "{}").items()]
-        states = _states(client, refs + [(c[1], c[2]) for c in calls])
-        row = _flow_row(client, q, flow_id, record)
+    (record,) = q.flow.records([flow_id], FLOW_FIELDS)
+    if not record["kind"]:
+        return None
+    refs = q.flow.members(flow_id, start, PAGE)
+    calls = [(name, *ref) for name, ref in json.loads(record["callbacks"] or "{}").items()]
+    states = _states(refs + [(c[1], c[2]) for c in calls])
+    row = _flow_row(q, flow_id, record)
     members = [(qn, i, s) for (qn, i), s in zip(refs, states, strict=False)]
     callbacks = [(name, qn, i, s) for (name, qn, i), s in zip(calls, states[len(refs):], strict=True)]
     nxt = start + PAGE if start + PAGE < row.total else None
@@ -142,13 +130,10 @@ class JobLinks:
 
 
 def job_links(queue: str, job_id: str, fields: dict[str, str]) -> JobLinks:
-    """A job's place in flows: the parents it still waits for, the jobs that wait for it, its flow."""
-    q, client = _q(queue), get_client()
-    with guard():
-        _, pending = client.sscan(q.keys.deps(job_id), 0, count=LINKS)
-        _, kids = client.sscan(q.keys.children(job_id), 0, count=LINKS)
-        children = [(child_q or queue, cid) for child_q, cid in map(_ref, kids)]
-        states = _states(client, children)
+    """A job's place in flows: the parents it still waits for, the jobs that wait for it (after a failed end: the
+    jobs it told, which a retry resumes), its flow."""
+    pending, children = _q(queue).flow.links(job_id, LINKS, fields.get("fallen"))
+    states = _states(children)
     flow_ref = tuple(json.loads(fields["flow"])) if fields.get("flow") else None
     return JobLinks(sorted(pending)[:LINKS], [(*c, s) for c, s in zip(children, states, strict=True)][:LINKS],
                     flow_ref)

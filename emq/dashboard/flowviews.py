@@ -12,11 +12,13 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from ..core import config, events
+from ..core import config, events, registry
 from . import flowlists
 from .views import _int, _job_list, render, selected_queue, url
 
-FEED_BLOCK_MS = 5000  # a feed request blocks this long at most for the next event
+# A feed request blocks this long at most for the next event: under the shared client's 5 s socket
+# timeout, or a quiet queue's feed ends in a read timeout (a 503) instead of an empty answer.
+FEED_BLOCK_MS = 4000
 FEED_EVENTS = 200  # events answered by one feed request at most
 
 
@@ -48,11 +50,21 @@ def flow(model_admin: Any, request: HttpRequest) -> HttpResponse:
 
 
 def feed(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    """The next events of a queue after ``since`` (a stream id), waiting up to FEED_BLOCK_MS for one."""
+    """The next events of a queue after ``since`` (a stream id), waiting up to FEED_BLOCK_MS for one.
+
+    A queue no job or worker ever used answers 404 at once (nothing would come in its stream), and a
+    ``since`` that is not a stream id 400: neither holds a request open nor reaches the server.
+    """
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
     queue = selected_queue(request.GET)
     since = request.GET.get("since", "").strip() or None
+    if not registry.is_known(queue):
+        return JsonResponse({"error": f"no queue {queue!r} in this project"}, status=404)
+    try:
+        since = since if since is None else events.stream_id(since)
+    except ValueError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
     cursors = events.cursors_of([queue], since, config.get("EMQ_PREFIX"))
     found = [] if since is None else events.read([queue], cursors, FEED_BLOCK_MS, config.get("EMQ_PREFIX"))
     job = request.GET.get("job", "").strip()

@@ -1,26 +1,27 @@
 """The dashboard's lists of jobs (a page of one of a queue's sets), one job's fields, and find by id.
 
-Every read is bounded: a page by offset or a filtered page by a bounded scan (``scan``), and
-"now" is the server's TIME, the clock every script uses.
+Every read is the engine's and bounded: a page by offset or a filtered page by a bounded scan
+(``Queue.page``, ``scan``), and "now" is the server's TIME, the clock every script uses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import keys, layout
+from ..core import locate
+from ..core.classes import ErrorClass
 from ..core.connection import get_client, guard
-from ..core.engine import Queue
-from ..core.lanes import lane_len, lane_range
-from . import masking
-from .queries import known_queues, prefix, server_now
-from .scan import PAGE, Filters, Row, Slice, hmget_many, page
+from ..core.logical import partition
+from . import masking, scan
+from .queries import prefix, server_now
+from .scan import Filters, Slice, sifted, sliced
 
 # -- lists of jobs -------------------------------------------------------------------------
 
-LEASE_FIELDS = ("fn", "group", "worker", "attempts", "max_attempts", "claimed", "state")
+LEASE_FIELDS = ("fn", "group", "worker", "attempts", "max_attempts", "claimed", "state", "progress")
 STALLED_FIELDS = ("fn", "group", "state", "stalled", "max_stalled", "reclaimed_from", "reason", "attempts")
 # Lists that show a result or an error also read the arguments, to find the secrets to scrub from them.
 SCHEDULED_FIELDS = ("fn", "group", "attempts", "max_attempts", "origin", "error", "args", "kwargs")
@@ -38,75 +39,70 @@ class JobList:
     filters: Filters = field(default_factory=Filters)
 
 
-def _list(queue: str, suffix: str, start: int, fields: tuple[str, ...], desc: bool, filters: Filters) -> JobList:
-    q, client = Queue(queue, prefix=prefix()), get_client()
+def _list(queue: str, of: str, start: int, fields: tuple[str, ...], filters: Filters, cursor: str = "") -> JobList:
+    """A page of one list: by offset, or filtered from cursor (a bounded slice: ``scan.sifted``)."""
+    q, client = partition(queue, prefix=prefix()), get_client()
     with guard():
         now = server_now(client)
-        s = page(client, q.keys.fixed(suffix), q.keys.job, start, fields, desc=desc, filters=filters)
+    if filters.active or cursor:
+        s = sifted(q, of, filters, cursor, fields)
+    else:
+        s = sliced(q.page(of, start, fields, count=scan.PAGE))
     for row in s.rows:
         row.fields = masking.clean(row.fields)
     return JobList(queue, now, s, filters)
 
 
-def leases(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
+def leases(queue: str, start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
     """Active jobs by lease expiry, soonest first; an expiry in the past marks a stalled candidate."""
-    return _list(queue, "leases", start, LEASE_FIELDS, False, filters or Filters())
+    return _list(queue, "active", start, LEASE_FIELDS, filters or Filters(), cursor)
 
 
-def stalled(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
+def stalled(queue: str, start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
     """Recently reclaimed jobs, latest first (the engine keeps the last 1,000 reclaims)."""
-    return _list(queue, "reclaims", start, STALLED_FIELDS, True, filters or Filters())
+    return _list(queue, "stalled", start, STALLED_FIELDS, filters or Filters(), cursor)
 
 
-def scheduled(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
+def scheduled(queue: str, start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
     """Jobs waiting for their due time, soonest first; retries carry their attempt."""
-    return _list(queue, "scheduled", start, SCHEDULED_FIELDS, False, filters or Filters())
+    return _list(queue, "scheduled", start, SCHEDULED_FIELDS, filters or Filters(), cursor)
 
 
-def completed(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
+def completed(queue: str, start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
     """Completed jobs still kept, latest first."""
-    return _list(queue, "done", start, COMPLETED_FIELDS, True, filters or Filters())
+    return _list(queue, "completed", start, COMPLETED_FIELDS, filters or Filters(), cursor)
 
 
-def dead(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
+def dead(queue: str, start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
     """The dead-letter set, latest first, with each job's last error."""
-    return _list(queue, "dead", start, DEAD_FIELDS, True, filters or Filters())
+    return _list(queue, "dead", start, DEAD_FIELDS, filters or Filters(), cursor)
 
 
-def cancelled(queue: str, start: int = 0, filters: Filters | None = None) -> JobList:
+def cancelled(queue: str, start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
     """Cancelled jobs still kept, latest first, with the state each was cancelled in."""
-    return _list(queue, "cancelled", start, CANCELLED_FIELDS, True, filters or Filters())
+    return _list(queue, "cancelled", start, CANCELLED_FIELDS, filters or Filters(), cursor)
 
 
-PMARK = "\0p"  # _prio.lua's marker in a lane
+def error_classes(queue: str) -> tuple[list[ErrorClass], int, int]:
+    """The dead letter by error class (most jobs first), the dead jobs they count and the dead jobs there are."""
+    q = partition(queue, prefix=prefix())
+    found = q.error_classes()
+    return found, sum(c.count for c in found), q.size("dead")
 
 
-def ready(queue: str, group: str, start: int = 0) -> JobList:
-    """A page of one lane's ready jobs in claim order (a page by offset: LRANGE, never the whole lane)."""
-    q, client = Queue(queue, prefix=prefix()), get_client()
-    start = max(int(start), 0)
+def ready(queue: str, group: str = "", start: int = 0, filters: Filters | None = None, cursor: str = "") -> JobList:
+    """Ready jobs: one lane's in claim order by offset (LRANGE, never the whole lane), or filtered, the
+    lanes of the groups with ready work walked from cursor (``Queue.lane_sift``); group: the filters' own."""
+    q, client = partition(queue, prefix=prefix()), get_client()
+    filters = dataclasses.replace(filters or Filters(), group=group)
     with guard():
         now = server_now(client)
-        ids = prioritized(client, q, group, start, lane_range(client, q.keys, group, start, start + PAGE - 1))
-        total = lane_len(client, q.keys, group)
-        data = hmget_many(client, [q.keys.job(i) for i in ids], READY_FIELDS)
-    rows = [Row(i, int(f["due"] or 0), f) for i, f in zip(ids, data, strict=True)]
-    nxt = start + PAGE if start + PAGE < total else None
-    return JobList(queue, now, Slice(rows, start, nxt, total, scanned=len(rows)), Filters(group=group))
-
-
-def prioritized(client, q: Queue, group: str, start: int, ids: list[str]) -> list[str]:
-    """A lane page with its priority markers read: the k-th marker of the list stands for the k-th
-    member of the group's priority zset (each claim of a marker takes the zset's first, _prio.lua)."""
-    marks = [n for n, i in enumerate(ids) if i == PMARK]
-    if not marks:
-        return ids
-    before = len(client.lpos(q.keys.lane(group), PMARK, count=0, maxlen=start) or []) if start else 0
-    members = client.zrange(q.keys.ns + keys.PLANE + group, before, before + len(marks) - 1)
-    out = list(ids)
-    for n, member in zip(marks, members, strict=False):
-        out[n] = member
-    return out
+    plain = filters.group and not cursor and filters == Filters(group=filters.group)
+    s = sliced(q.lane_page(filters.group, start, READY_FIELDS, count=scan.PAGE)) if plain else \
+        sifted(q, "ready", filters, cursor, READY_FIELDS)
+    for row in s.rows:
+        row.fields = masking.clean(row.fields)
+    return JobList(queue, now, s, filters)
 
 
 # -- one job -------------------------------------------------------------------------------
@@ -123,11 +119,11 @@ class JobDetail:
 
 def job(queue: str, job_id: str) -> JobDetail | None:
     """Every stored field of one job, or None when it does not exist."""
-    q, client = Queue(queue, prefix=prefix()), get_client()
+    q, client = partition(queue, prefix=prefix()), get_client()
     with guard():
         now = server_now(client)
-        h = layout.filled(client.hgetall(q.keys.job(job_id)))  # a left-out field shows its default
-    if not h:
+    h = q.job_fields(job_id)  # a left-out field shows its default
+    if h is None:
         return None
     try:
         errors = json.loads(masking.clean(h).get("errors") or "[]")
@@ -137,12 +133,5 @@ def job(queue: str, job_id: str) -> JobDetail | None:
 
 
 def find(job_id: str) -> list[str]:
-    """The known queues holding a job with this id."""
-    names = known_queues()
-    client = get_client()
-    with guard():
-        pipe = client.pipeline(transaction=False)
-        for n in names:
-            pipe.exists(Queue(n, prefix=prefix()).keys.job(job_id))
-        found = pipe.execute() if names else []
-    return [n for n, hit in zip(names, found, strict=True) if hit]
+    """The physical queues holding a job with this id, found as ``emq.get_job`` finds it (``core.locate``)."""
+    return [q.name for q in locate.find([job_id], prefix())[job_id].queues]

@@ -1,37 +1,30 @@
 """What the dashboard never shows: the values of secret-looking parameters, wherever they appear.
 
-A parameter is secret when its name matches ``EMQ_MASK`` (a regular expression, case-insensitive;
-the default follows Django's ``SafeExceptionReporterFilter`` and adds auth, credential, cookie,
-session and private). Keyword arguments are matched by name, positional ones by the name their
-position has in the job's signature (when this process knows the job), dict keys anywhere inside
-arguments and results by name; and every secret value found is then scrubbed from the job's
-result and error texts, where a traceback or a message may repeat it.
+A parameter is secret when its name matches ``EMQ_MASK`` (the rule is ``emq.jobs.secrets``'s, the
+one a progress note is masked by as the job writes it). Keyword arguments are matched by name,
+positional ones by the name their position has in the job's signature (when this process knows
+the job), dict keys anywhere inside arguments and results by name; and every secret value found is
+then scrubbed from the job's result, error and progress texts, where a message may repeat it.
+
+Stored values are decoded for display with their nesting cut at MAX_DEPTH levels (``decode``): an
+enqueue refuses deeper values, so only a value written past emq is that deep, and walking or
+printing it whole would overflow Python's stack (a 500 instead of the page).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import config
+from ..core.encoding import CUT, MAX_DEPTH, cut_deep
 from ..jobs import lookup
+from ..jobs.secrets import MASK, secret
 
-MASK = "••••••••"
-DEFAULT = r"api|token|key|secret|pass|pwd|signature|cookie|session|auth|credential|private"
+__all__ = ["CUT", "MASK", "MAX_DEPTH", "Masked", "clean", "decode", "parameter_names", "secret"]
 MIN_SECRET = 3  # characters: shorter values are not scrubbed from texts (they would match everywhere)
-
-
-@functools.lru_cache(maxsize=8)
-def _compiled(source: str) -> re.Pattern:
-    return re.compile(source, re.IGNORECASE)
-
-
-def secret(name: Any) -> bool:
-    return bool(_compiled(config.get("EMQ_MASK") or DEFAULT).search(str(name)))
+TEXTS = ("error", "errors", "progress_note")  # scrubbed of every secret value seen in the arguments
 
 
 @dataclass
@@ -40,21 +33,24 @@ class Masked:
 
     found: set[str] = field(default_factory=set)
 
-    def value(self, value: Any, name: Any = None) -> Any:
+    def value(self, value: Any, name: Any = None, depth: int = 1) -> Any:
+        """The value with secrets masked; lists and dicts nested past MAX_DEPTH become CUT (a deeper walk overflows)."""
         if name is not None and secret(name):
             self._remember(value)
             return MASK
+        if isinstance(value, dict | list) and depth > MAX_DEPTH:
+            return CUT
         if isinstance(value, dict):
-            return {k: self.value(v, k) for k, v in value.items()}
+            return {k: self.value(v, k, depth + 1) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self.value(v, None, depth + 1) for v in value]
         return value
 
-    def _remember(self, value: Any) -> None:
-        if isinstance(value, dict | list):
+    def _remember(self, value: Any, depth: int = 1) -> None:
+        if isinstance(value, dict | list) and depth <= MAX_DEPTH:
             for v in value.values() if isinstance(value, dict) else value:
-                self._remember(v)
-        elif value is not None and len(str(value)) >= MIN_SECRET:
+                self._remember(v, depth + 1)
+        elif not isinstance(value, dict | list) and value is not None and len(str(value)) >= MIN_SECRET:
             self.found.add(str(value))
 
     def text(self, text: str | None) -> str | None:
@@ -89,15 +85,23 @@ def clean(fields: dict[str, str | None]) -> dict[str, str | None]:
     result = _json(fields.get("result"))
     if result is not None:
         out["result"] = m.text(_dump(m.value(result)))
-    for name in ("error", "errors"):
+    for name in TEXTS:
         if fields.get(name):
             out[name] = m.text(fields[name])
     return out
 
 
+def decode(raw: str) -> Any:
+    """A stored JSON text for display, lists and dicts nested past MAX_DEPTH cut (saying so); ValueError if not JSON."""
+    try:
+        return cut_deep(json.loads(raw))
+    except RecursionError:  # deeper than the parser itself goes
+        return CUT
+
+
 def _json(raw: str | None) -> Any:
     try:
-        return json.loads(raw) if raw else None
+        return decode(raw) if raw else None
     except ValueError:
         return None
 

@@ -1,4 +1,4 @@
-"""One read function per dashboard page, over the engine's keys (``emq.keys``) and nothing else.
+"""One read function per dashboard page, through the engine's read methods and the registries.
 
 Every function reads a bounded amount: a page of a set by offset (ZRANGE/LRANGE) or a cursor
 step of a registry (SSCAN); "now" is the server's TIME, the clock every script uses.
@@ -12,7 +12,10 @@ from typing import Any
 
 from ..core import config, keys, registry, topology
 from ..core.connection import get_client, guard
-from ..core.engine import Queue, counts_of
+from ..core.engine import Queue, snapshots
+from ..core.engine.lanereads import Lane
+from ..core.engine.observe import leases_by_worker, outcomes_by_minute
+from ..core.logical import partition, partitions
 from ..core.records import Counts
 from ..runtime.heartbeat import TTL as WORKER_TTL
 from ..runtime.pump import lead_ttl_ms
@@ -23,7 +26,6 @@ WORKER_PAGE = 50  # workers on one overview page
 MINUTES = 60  # the chart's span
 QUEUE_LIST_LIMIT = 500  # queues offered in the queue picker
 LEASE_SCAN = 1000  # leases per queue read to count each worker's jobs in flight
-RUNNING_SCAN = 5000  # leases read to count the running jobs of uncapped groups on the Lanes page
 
 
 def server_now(client: Any) -> int:
@@ -58,6 +60,13 @@ class QueueRow:
     last_tick_ms: int | None  # server ms of the leader's last tick
     late_ms: int  # how long the oldest due job has waited for promotion (0: none due)
     partitions: list[QueueRow] = field(default_factory=list)  # a partitioned queue's rows, beneath it
+    latency_ms: int | None = None  # how long the oldest ready job has waited (None: nothing ready)
+    workers: int = 0  # live workers that serve it
+
+    @property
+    def unserved(self) -> bool:
+        """Jobs wait here and no live worker serves the queue: they never run until one does."""
+        return self.workers == 0 and bool(self.counts.ready or self.counts.scheduled or self.counts.active)
 
 
 @dataclass
@@ -66,6 +75,15 @@ class WorkerRow:
     info: dict[str, Any]
     age_s: int  # seconds since its last heartbeat (never negative: one TTL shared with the worker)
     in_flight: int = 0  # leases it holds now, from the server (they add up to the queues' active counts)
+
+    @property
+    def started_ms(self) -> int | None:
+        return int(self.info["started"]) * 1000 if self.info.get("started") else None
+
+    @property
+    def memory(self) -> str:
+        rss = self.info.get("rss")
+        return "—" if rss is None else f"{rss / 1_048_576:.0f} MB"
 
 
 @dataclass
@@ -86,10 +104,12 @@ def overview(queue_cursor: int = 0, worker_cursor: int = 0) -> Overview:
         worker_cursor, wids = client.sscan(keys.registry_workers(p), worker_cursor, count=WORKER_PAGE)
         now = server_now(client)
         names = sorted(names)
-        physical = topology.expand(names)
-        rows = _grouped(names, _queue_rows(client, physical, now))  # partitions beneath their queue
-        workers = _worker_rows(client, p, sorted(wids))
-        minutes = _minutes(client, [Queue(n, prefix=p) for n in physical], now)
+    physical = partitions(names, prefix=p)
+    serving = _serving(p)
+    rows = _grouped(names, _queue_rows(physical, now, serving))  # partitions beneath their queue
+    workers = _worker_rows(p, sorted(wids))
+    current = now // 60000
+    minutes = outcomes_by_minute(physical, range(current - MINUTES + 1, current + 1))
     return Overview(now, rows, queue_cursor, workers, worker_cursor, minutes)
 
 
@@ -103,87 +123,43 @@ def _grouped(names: list[str], rows: list[QueueRow]) -> list[QueueRow]:
             out.append(parts[0])
             continue
         total = Counts.summed([r.counts for r in parts])
-        out.append(QueueRow(name, total, None, None, max(r.late_ms for r in parts), parts))
+        waits = [r.latency_ms for r in parts if r.latency_ms is not None]
+        out.append(QueueRow(name, total, None, None, max(r.late_ms for r in parts), parts,
+                            max(waits) if waits else None, max(r.workers for r in parts)))
     return out
 
 
-def _queue_rows(client: Any, names: list[str], now: int) -> list[QueueRow]:
-    queues = [Queue(n, prefix=prefix()) for n in names]
-    counts = counts_of(queues)
-    pipe = client.pipeline(transaction=False)
-    for q in queues:
-        pipe.get(q.keys.leader)
-        pipe.pttl(q.keys.leader)
-    lead = pipe.execute()
-    ttl_ms = lead_ttl_ms()
+def _queue_rows(queues: list[Queue], now: int, serving: Counter) -> list[QueueRow]:
+    """Each queue's counts, Pump, lateness and latency (``snapshots``: one pipelined round trip; the oldest
+    ready job looked for at the heads of the first 100 lanes in serving order, so O(1) in groups)."""
     rows = []
-    for i, q in enumerate(queues):
-        c = counts[i]
-        leader, pttl = lead[2 * i], lead[2 * i + 1]
-        last_tick = now - (ttl_ms - pttl) if leader and pttl > 0 else None
+    for q, snap in zip(queues, snapshots(queues, lead_ttl_ms()), strict=True):
+        c = snap.counts
+        last_tick = now - snap.last_tick_ms if snap.last_tick_ms is not None else None
         late = now - c.next_due_ms if c.next_due_ms is not None and c.next_due_ms <= now else 0
-        rows.append(QueueRow(q.name, c, leader, last_tick, late))
+        rows.append(QueueRow(q.name, c, snap.leader, last_tick, late, latency_ms=snap.oldest_ready_ms,
+                             workers=serving[q.name]))
     return rows
 
 
-def _worker_rows(client: Any, p: str, wids: list[str]) -> list[WorkerRow]:
-    """Live workers only (an expired entry leaves the registry here), each with the leases it holds now."""
+def _serving(p: str) -> Counter:
+    """Live workers per physical queue they serve (the worker registry: O(workers), never O(jobs))."""
+    return Counter(n for e in registry.workers(p) for n in set(topology.expand(e.info.get("queues", []))))
+
+
+def _worker_rows(p: str, wids: list[str]) -> list[WorkerRow]:
+    """Live workers only (an expired entry leaves the registry here), each with the leases it holds now
+    (read from the leases, so they add up to the active counts; bounded: LEASE_SCAN a queue)."""
     entries = registry.workers(p, wids)
-    held = _held(client, p, sorted({q for e in entries for q in e.info.get("queues", [])}))
+    held = leases_by_worker(partitions(sorted({q for e in entries for q in e.info.get("queues", [])}), prefix=p),
+                            LEASE_SCAN)
     return [WorkerRow(e.id, e.info, max(WORKER_TTL - e.ttl_s, 0), held.get(e.id, 0)) for e in entries]
-
-
-def _held(client: Any, p: str, queues: list[str]) -> dict[str, int]:
-    """Active jobs per worker in these queues, read from the leases (so they add up to the active counts).
-
-    Bounded: the first LEASE_SCAN leases of each queue.
-    """
-    pipe = client.pipeline(transaction=False)
-    for name in queues:
-        pipe.zrange(Queue(name, prefix=p).keys.leases, 0, LEASE_SCAN - 1)
-    leased = pipe.execute() if queues else []
-    pipe = client.pipeline(transaction=False)
-    for name, ids in zip(queues, leased, strict=True):
-        for job_id in ids:
-            pipe.hget(Queue(name, prefix=p).keys.job(job_id), "worker")
-    counts: dict[str, int] = {}
-    for worker in pipe.execute() if any(leased) else []:
-        if worker:
-            counts[worker] = counts.get(worker, 0) + 1
-    return counts
-
-
-def _minutes(client: Any, queues: list[Queue], now: int) -> list[tuple[int, int, int]]:
-    """Completed and failed per minute over the last hour, summed over the queues given."""
-    current = now // 60000
-    span = range(current - MINUTES + 1, current + 1)
-    pipe = client.pipeline(transaction=False)
-    for q in queues:
-        for m in span:
-            pipe.hmget(q.keys.minute(m), ["completed", "failed"])
-    replies = pipe.execute() if queues else []
-    out = []
-    for j, m in enumerate(span):
-        done = failed = 0
-        for i in range(len(queues)):
-            c, f = replies[i * MINUTES + j]
-            done += int(c or 0)
-            failed += int(f or 0)
-        out.append((m * 60000, done, failed))
-    return out
 
 
 # -- lanes ---------------------------------------------------------------------------------
 
 
-@dataclass
-class GroupRow:
-    group: str
-    depth: int
-    active: int | None  # its leases (under a cap: its count; else read from the lease set); None: too many
-    cap: int | None
-    oldest_ms: int | None  # due time of the job at the head of its lane
-    paused: bool = False
+GroupRow = Lane  # one group's lane as the Lanes page shows it (the engine's value)
 
 
 @dataclass
@@ -206,58 +182,9 @@ class Lanes:
 
 def lanes(queue: str, ring_start: int = 0, lanes_cursor: int = 0) -> Lanes:
     """The ring in serving order (a page) and the groups with ready work (an SSCAN step)."""
-    q, client = Queue(queue, prefix=prefix()), get_client()
+    q, client = partition(queue, prefix=prefix()), get_client()
     with guard():
         now = server_now(client)
-        ring = client.lrange(q.keys.ring, ring_start, ring_start + PAGE - 1)
-        ring_len = client.llen(q.keys.ring)
-        lanes_cursor, groups = client.sscan(q.keys.lanes, lanes_cursor, count=PAGE)
-        _, held_off = client.sscan(q.keys.paused_groups, 0, count=PAGE)
-        rows = _group_rows(client, q, ring + sorted(groups) + sorted(held_off))
-        total = client.scard(q.keys.lanes)
-        paused = bool(client.exists(q.keys.paused))
-    n, m = len(ring), len(ring) + len(groups)
-    return Lanes(queue, now, rows[:n], ring_start, ring_len, rows[n:m], lanes_cursor, total, paused, rows[m:])
-
-
-def _with_solo(row: list) -> list:
-    """A group's (depth, active, cap, head, paused, solo) read as (depth, active, cap, head, paused)."""
-    depth, active, cap, head, paused, solo = row
-    if solo is not None:
-        depth, head = int(depth or 0) + 1, head or solo
-    return [depth, active, cap, head, paused]
-
-
-def _group_rows(client: Any, q: Queue, groups: list[str]) -> list[GroupRow]:
-    pipe = client.pipeline(transaction=False)
-    for g in groups:
-        pipe.llen(q.keys.lane(g))
-        pipe.hget(q.keys.active, g)
-        pipe.hget(q.keys.caps, g)
-        pipe.lindex(q.keys.lane(g), 0)
-        pipe.sismember(q.keys.paused_groups, g)
-        pipe.hget(q.keys.solo, g)  # a lone job a batch mint queued: no list (emq/core/lanes.py)
-    r = pipe.execute()
-    rows = [_with_solo(r[6 * i : 6 * i + 6]) for i in range(len(groups))]
-    pipe = client.pipeline(transaction=False)
-    for row in rows:
-        pipe.hmget(q.keys.job(row[3] or "-"), "due", "created")  # no due: due when created (core/layout.py)
-    dues = [due or created for due, created in pipe.execute()]
-    running = _running(client, q) if any(row[2] is None for row in rows) else {}
-    return [
-        GroupRow(g, int(depth or 0), int(active or 0) if cap is not None else running.get(g),
-                 None if cap is None else int(cap), int(due) if head and due else None, bool(paused))
-        for g, (depth, active, cap, head, paused), due in zip(groups, rows, dues, strict=True)
-    ]
-
-
-def _running(client: Any, q: Queue) -> dict[str, int]:
-    """Leases per group, read from the lease set: an uncapped group keeps no count (only a cap needs
-    one, bclaim.lua). O(jobs in flight), never O(backlog); past RUNNING_SCAN leases, {} ("—")."""
-    ids = client.zrange(q.keys.leases, 0, RUNNING_SCAN)
-    if len(ids) > RUNNING_SCAN:
-        return {}
-    pipe = client.pipeline(transaction=False)
-    for i in ids:
-        pipe.hget(q.keys.job(i), "group")
-    return dict(Counter(g for g in pipe.execute() if g is not None))
+    v = q.lanes(ring_start, lanes_cursor, count=PAGE)
+    return Lanes(queue, now, v.ring, v.ring_start, v.ring_len, v.lanes, v.lanes_cursor, v.lanes_total, v.paused,
+                 v.paused_groups)

@@ -3,34 +3,28 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 import django
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from ..core import config, keys, topology
-from ..core.engine import Queue
-from ..errors import EmqError
-from . import flowlists, lists, present, queries, rates
-from .scan import SCAN_BUDGET, Filters, Slice
+from ..core import config, topology
+from ..core.logical import partition
+from ..core.unknown import unknown_names
+from ..errors import ConfigurationError, EmqError
+from . import flowlists, listing, lists, present, queries, quotas, rates, statistics, steps
+from .links import page_urls, url
+from .scan import SCAN_BUDGET
 
 TABS = (
     ("changelist", "Overview"), ("lanes", "Lanes"), ("leases", "Leases"), ("stalled", "Stalled"),
     ("waiting", "Waiting"), ("scheduled", "Scheduled"), ("completed", "Completed"), ("dead", "Dead letter"),
-    ("cancelled", "Cancelled"), ("flows", "Flows"),
+    ("cancelled", "Cancelled"), ("flows", "Flows"), ("statistics", "Statistics"),
 )
-STATE_TABS = ("waiting", "scheduled", "completed", "dead", "cancelled")  # lists that share filters
-
-
-def url(page: str, /, **params: Any) -> str:
-    """The URL of a dashboard page with a query string of the non-empty params."""
-    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
-    return reverse(f"admin:emq_dashboard_{page}") + (f"?{query}" if query else "")
+STATE_TABS = ("waiting", "scheduled", "leases", "completed", "dead", "cancelled")  # lists that share filters
 
 
 def recurrence_jobs_url(queue: str, recurrence: str, state: str = "completed") -> str:
@@ -39,9 +33,15 @@ def recurrence_jobs_url(queue: str, recurrence: str, state: str = "completed") -
 
 
 def selected_queue(params: Any) -> str:
-    """The physical queue a page or action is about (a partitioned queue's name: its first partition)."""
+    """The physical queue a page or action is about (a partitioned queue's name: its first partition).
+
+    A name no queue can have is a bad request (400), not a server error.
+    """
     name = params.get("queue", "").strip() or config.get("EMQ_DEFAULT_QUEUE")
-    return topology.names(name)[0]
+    try:
+        return topology.names(name)[0]
+    except ConfigurationError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 MAX_POSITION = 2**31  # paging past any real set: an empty page, never a server error
@@ -71,6 +71,7 @@ def render(model_admin: Any, request: HttpRequest, tab: str, title: str, templat
         "can_change": model_admin.has_change_permission(request),
         "here": request.get_full_path(),
         "feed": url("feed", queue=queue) if config.get("EMQ_EVENTS") else "",
+        "urls": page_urls(),
         **extra,
     }
     return TemplateResponse(request, f"admin/emq/dashboard/{template}.html", context)
@@ -88,6 +89,9 @@ def overview(model_admin: Any, request: HttpRequest) -> HttpResponse:
         bars=[(present.exact(t)[11:16], c, f, 100 * c / peak, 100 * f / peak) for t, c, f in data.minutes],
         totals=(sum(c for _, c, _ in data.minutes), sum(f for _, _, f in data.minutes)),
         more_queues=more_queues, more_workers=more_workers, pump_park=config.get("EMQ_PUMP_PARK"), live=True,
+        unknown=unknown_names([r.name for r in data.queues]),
+        unserved=[r.name for r in data.queues if r.unserved],
+        chart=statistics.chart_context(selected_queue(request.GET)),
     )
 
 
@@ -96,10 +100,13 @@ def lanes(model_admin: Any, request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     queue = selected_queue(request.GET)
     data = queries.lanes(queue, _int(request, "pos"), _int(request, "lc"))
-    rate_rows, holds = rates.rows(Queue(queue, prefix=queries.prefix()))
+    q = partition(queue, prefix=queries.prefix())
+    rate_rows, holds = rates.rows(q)
+    shown = [g.group for g in (*data.ring, *data.lanes)]
+    quota_rows, quota_groups = quotas.rows(q, shown)
     return render(
         model_admin, request, "lanes", f"Lanes of {queue}", "lanes", data=data, now_ms=data.now_ms,
-        rate_rows=rate_rows, holds=holds,
+        rate_rows=rate_rows, holds=holds, quota_rows=quota_rows, quota_groups=quota_groups,
         ring_next=url("lanes", queue=queue, pos=data.ring_next) if data.ring_next else None,
         ring_prev=url("lanes", queue=queue, pos=max(data.ring_start - 50, 0)) if data.ring_start else None,
         lanes_next=url("lanes", queue=queue, lc=data.lanes_cursor) if data.lanes_cursor else None,
@@ -107,38 +114,37 @@ def lanes(model_admin: Any, request: HttpRequest) -> HttpResponse:
 
 
 def ready(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    """One lane's ready jobs in claim order, a page at a time (reached from the Lanes page)."""
-    if not model_admin.has_view_permission(request):
-        raise PermissionDenied
-    queue = selected_queue(request.GET)
-    group = request.GET.get("group", "").strip() or keys.DEFAULT_GROUP
-    data = lists.ready(queue, group, _int(request, "pos"))
-    pager = _pager("ready", data.slice, {"queue": queue, "group": group})
-    return render(
-        model_admin, request, "lanes", f"Ready in lane {group} — {queue}", "ready", data=data, now_ms=data.now_ms,
-        rows=data.slice.rows, slice=data.slice, group=group, **pager,
-    )
+    """Ready jobs: one lane's in claim order (reached from the Lanes page), or every lane's, filtered."""
+    group = request.GET.get("group", "").strip()
+    title = f"Ready in lane {group}" if group else "Ready"
+    def read(queue: str, start: int, filters: Any, cursor: str) -> lists.JobList:
+        return lists.ready(queue, filters.group, start, filters, cursor)
+
+    return _job_list(model_admin, request, "ready", title, read, tab="lanes", group=group)
 
 
-def _job_list(model_admin: Any, request: HttpRequest, tab: str, title: str, read: Any) -> HttpResponse:
+def _job_list(model_admin: Any, request: HttpRequest, page: str, title: str, read: Any, *, tab: str = "",
+              **extra: Any) -> HttpResponse:
+    """A list page: its filters, a page of its jobs (by offset, or filtered from the cursor "after"), the
+    pager, the same filters on the other lists, and the bar that acts on every job that matches."""
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-    queue, filters = selected_queue(request.GET), Filters.from_query(request.GET)
-    data = read(queue, _int(request, "pos"), filters)
-    keep = {"queue": queue, "name": filters.name, "group": filters.group, "origin": filters.origin}
+    queue, filters = selected_queue(request.GET), listing.filters_of(request)
+    try:
+        data = read(queue, _int(request, "pos"), filters, request.GET.get("after", ""))
+    except ValueError as exc:  # a cursor edited by hand: the first page, said
+        messages.warning(request, str(exc))
+        data = read(queue, 0, filters, "")
+    keep = {"queue": queue, **filters.query()}
+    of = listing.LIST_OF[page]
     return render(
-        model_admin, request, tab, f"{title} — {queue}", tab, data=data, now_ms=data.now_ms, filters=filters,
-        rows=data.slice.rows, slice=data.slice, budget=SCAN_BUDGET, **_pager(tab, data.slice, keep),
+        model_admin, request, tab or page, f"{title} — {queue}", page, data=data, now_ms=data.now_ms,
+        filters=filters, rows=data.slice.rows, slice=data.slice, budget=SCAN_BUDGET,
+        **listing.pager(page, data.slice, keep, url), time_label=listing.TIME_OF[of],
+        since=listing.local_time(filters.since), until=listing.local_time(filters.until),
         state_links=[(n, label, url(n, **keep)) for n, label in TABS if n in STATE_TABS],
+        bulk=listing.bulk(of, data.slice, filters, listing.targets(queue)), **extra,
     )
-
-
-def _pager(tab: str, s: Slice, keep: dict[str, str]) -> dict[str, str | None]:
-    return {
-        "next_url": url(tab, pos=s.next, **keep) if s.next is not None else None,
-        "prev_url": url(tab, pos=s.prev, **keep) if s.prev is not None else None,
-        "first_url": url(tab, **keep) if s.start else None,
-    }
 
 
 def leases(model_admin: Any, request: HttpRequest) -> HttpResponse:
@@ -158,7 +164,9 @@ def completed(model_admin: Any, request: HttpRequest) -> HttpResponse:
 
 
 def dead(model_admin: Any, request: HttpRequest) -> HttpResponse:
-    return _job_list(model_admin, request, "dead", "Dead letter", lists.dead)
+    classes, counted, total = lists.error_classes(selected_queue(request.GET))
+    return _job_list(model_admin, request, "dead", "Dead letter", lists.dead, classes=classes,
+                     classes_counted=counted, classes_total=total)
 
 
 def cancelled(model_admin: Any, request: HttpRequest) -> HttpResponse:
@@ -169,13 +177,18 @@ def job(model_admin: Any, request: HttpRequest) -> HttpResponse:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
     queue, job_id = selected_queue(request.GET), request.GET.get("id", "").strip()
+    if job_id and not request.GET.get("queue", "").strip():  # an id alone: its queue is found (find's page)
+        found = lists.find(job_id)
+        if len(found) != 1:
+            return HttpResponseRedirect(url("find", id=job_id))
+        queue = found[0]
     detail = lists.job(queue, job_id) if job_id else None
     if detail is None:
         messages.warning(request, f"No job {job_id!r} in queue {queue!r}: never minted, deleted, or trimmed.")
         return HttpResponseRedirect(url("changelist"))
     return render(model_admin, request, "", f"Job {job_id}", "job", queue=queue, job=detail, now_ms=detail.now_ms,
                   f=detail.fields, described=present.describe(detail.fields), progress=present.progress(detail.fields),
-                  links=flowlists.job_links(queue, job_id, detail.fields))
+                  links=flowlists.job_links(queue, job_id, detail.fields), steps=steps.rows(detail.fields))
 
 
 def find(model_admin: Any, request: HttpRequest) -> HttpResponse:

@@ -12,12 +12,13 @@ from typing import Any
 
 from django.db import transaction
 
-from ..core import config, flows, topology
+from ..core import config, flows, ids, topology
 from ..core.graph import FlowItem, Parent
 from ..core.logical import JobRef
 from ..core.records import MintSpec, from_ms
 from . import tracing
 from .kind import JobLike
+from .options import waits_for_commit
 
 
 def prefix() -> str:
@@ -25,11 +26,12 @@ def prefix() -> str:
 
 
 def parents_of(after: Iterable[Any], queue: str) -> tuple[Parent, ...]:
-    """The parents after= names: JobRefs, a batch's ref (it has a home), or ids of jobs in queue."""
+    """The parents after= names: JobRefs, a batch's ref (it has a home), or ids: in the queue a generated
+    id names, else in queue (the child's)."""
     out = []
     for p in after:
         if isinstance(p, str):
-            out.append(flows.parent_of(queue, p, prefix()))
+            out.append(flows.parent_of(ids.queue_of(p) or queue, p, prefix()))
         elif getattr(p, "home", None):
             out.append(Parent(p.home, p.id))
         else:
@@ -53,7 +55,7 @@ def mint_after(fn: JobLike, specs: list[MintSpec]) -> list[JobRef]:
     """``fn.using(after=[...]).enqueue*(...)``: the jobs wait for their parents (then run, or die)."""
     parents = parents_of(fn.options.after or (), fn.queue)
     items = [FlowItem(s, q, parents, "parent", when_of(fn)) for s, q in placed(fn, specs)]
-    return submit(items, fn.options.on_commit, [(fn.queue, i.spec.id) for i in items])
+    return submit(items, waits_for_commit(fn.options.on_commit), [(fn.queue, i.spec.id) for i in items])
 
 
 def submit(items: list[FlowItem], on_commit: bool, refs: Sequence[tuple[str, str]],

@@ -11,22 +11,28 @@ import inspect
 import json
 from typing import Any
 
+from ..core import encrypted, sealed
 from ..core.records import MintSpec
 from .context import JobContext, current
+from .steps import Journal
 
 
 def run_inline(fn: Any, spec: MintSpec) -> Any:
     """Call the job's function now with its decoded arguments; exceptions reach the caller.
 
-    ``emq.current_job()`` is this call while it runs; its progress goes nowhere.
+    ``emq.current_job()`` is this call while it runs; its progress goes nowhere. Its durable calls
+    keep nothing: a step runs, a sleep returns at once, a wait returns None, a child runs now.
     """
-    args = json.loads(spec.args_json)
-    ctx = JobContext(spec.id, fn.queue, 1, 1, spec.lease_ms)
+    if sealed.is_sealed(spec.kwargs_json):  # encrypt=True: the round trip through the cipher too
+        args, kwargs = encrypted.open_call(spec.args_json, spec.kwargs_json)
+    else:
+        args, kwargs = json.loads(spec.args_json), json.loads(spec.kwargs_json)
+    ctx = JobContext(spec.id, fn.queue, 1, 1, spec.lease_ms, journal=Journal(inline=run_inline))
     if fn.options.takes_context:
         args.insert(0, ctx)
     running = current.set(ctx)
     try:
-        result = fn.func(*args, **json.loads(spec.kwargs_json))
+        result = fn.func(*args, **kwargs)
         if inspect.isawaitable(result):
             result = asyncio.run(_await(result))
     finally:

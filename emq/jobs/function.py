@@ -8,6 +8,7 @@ Workers run only registered jobs, looked up by their stable dotted name.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -16,31 +17,39 @@ from typing import Any
 
 from django.db import transaction
 
-from ..core import config, keys, topology
+from ..core import config, encrypted, ids, keys, topology
 from ..core.encoding import encode_args
-from ..core.engine import Queue
-from ..core.logical import JobRef, LogicalQueue
-from ..core.records import Job, MintSpec, from_ms
+from ..core.engine.quotas import Refused
+from ..core.logical import JobRef, partition
+from ..core.quotas import exceeded
+from ..core.records import MintSpec, from_ms
 from ..core.registry import remember_queue
 from ..errors import ConfigurationError
 from . import arguments, eager, plan, tracing, unique
 from .canvas import Signature
 from .dependent import mint_after
-from .options import CALL_ONLY, FUNCTION_ONLY, Options, check, check_names, resolved
-from .plan import new_id
+from .options import CALL_ONLY, FUNCTION_ONLY, Options, check, check_names, encrypts, resolved, waits_for_commit
 from .registry import declared, registry
 
-MAX_DELAY = 1000 * 365.25 * 86400  # seconds: any due time stays a date every page and datetime can show
+# Seconds ahead a due time may be, at most (about 1,000 years): any due time stays a date that
+# datetime, every page and the server's millisecond scores (exact to year 287,000) hold, with
+# centuries to spare for a retention or a backoff added to it; past it, a due time is a mistake
+# (seconds taken for ms, a year typed 9999 for "never").
+MAX_DELAY = 1000 * 365.25 * 86400
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def ms_up(when: datetime) -> int:
+def ms_up(when: datetime, what: str = "a due time") -> int:
     """Epoch ms of a due time, rounded up: the server keeps due times in whole ms, and a due time
-    truncated could start the job up to 1 ms before the time asked for."""
+    truncated could start the job up to 1 ms before the time asked for. ValueError past MAX_DELAY."""
     d = when - _EPOCH  # exact (days, seconds, microseconds), unlike a float timestamp far from 1970
-    return -(-((d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds) // 1000)
+    ms = -(-((d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds) // 1000)
+    if ms > (time.time() + MAX_DELAY) * 1000:
+        raise ValueError(f"{what} is {when.isoformat()}, more than 1,000 years ahead: a due time so far is a "
+                         "mistake (seconds taken for ms?); give one within 1,000 years, or do not enqueue the job")
+    return ms
 
 
 @dataclass(frozen=True)
@@ -100,7 +109,7 @@ class JobFunction:
         return self._mint_one(args, kwargs, f"+{max(int(seconds * 1000), 0)}")
 
     def enqueue_at(self, when: datetime, *args: Any, **kwargs: Any) -> JobRef:
-        """Mint one job due at an aware datetime; a time in the past means ready now."""
+        """Mint one job due at an aware datetime; a time in the past means ready now (over 1,000 years: refused)."""
         if not isinstance(when, datetime):
             raise TypeError(f"enqueue_at of {self.name} needs a datetime, not {type(when).__name__}")
         if when.tzinfo is None or when.utcoffset() is None:
@@ -108,7 +117,7 @@ class JobFunction:
                 f"enqueue_at of {self.name} got a naive datetime ({when.isoformat()}); pass an aware one, "
                 "e.g. django.utils.timezone.now() + timedelta(...) or datetime(..., tzinfo=ZoneInfo(...))"
             )
-        return self._mint_one(args, kwargs, f"@{ms_up(when)}")
+        return self._mint_one(args, kwargs, f"@{ms_up(when, f'the due time of enqueue_at of {self.name}')}")
 
     def enqueue_many(self, calls: Iterable[tuple[Sequence[Any], dict[str, Any]]]) -> list[JobRef]:
         """Mint many jobs ready now: one round trip per chunk of 1,000, each chunk atomic."""
@@ -131,14 +140,14 @@ class JobFunction:
         arguments.check(self.name, self.func, o.takes_context, (None, *args) if prepended else args, kwargs)
         args_json, kwargs_json = encode_args(self.name, tuple(args), kwargs)
         flow = unique.spec(self.name, o, args_json, kwargs_json) if o.unique_for or o.debounce else ""
-        due = unique.due(o, due)
+        args_json, kwargs_json = encrypted.seal_call(args_json, kwargs_json, encrypts(o))  # after unique's hash
         return MintSpec(
-            id=o.job_id or new_id(),
+            id=o.job_id or ids.new(self.queue),
             name=self.name,
             args_json=args_json,
             kwargs_json=kwargs_json,
             group=self.group_of(args, kwargs),
-            due=due,
+            due=unique.due(o, due),
             if_absent=bool(o.job_id),
             origin=origin,
             unique=flow,
@@ -168,12 +177,13 @@ class JobFunction:
         o, inline = self.options, config.get("EMQ_EAGER")
         if o.after is not None and not inline:
             return mint_after(self, specs)
-        if not (o.on_commit or inline):
+        later = waits_for_commit(o.on_commit)
+        if not (later or inline):
             return self.mint_now(specs)  # the common case
         # Eager runs them here; on_commit chooses the ids now, so the caller holds refs before the jobs exist.
         specs, batches = topology.route(self.queue, specs)
         act = partial(_run_inline, self, specs) if inline else partial(_write, self, batches)
-        if o.on_commit:
+        if later:
             transaction.on_commit(act)
         else:
             act()
@@ -185,11 +195,22 @@ class JobFunction:
         Each reference carries the server's time of its mint, the ``created`` its job stores; a unique
         call that minted nothing gets the reference of the job holding its key (``created`` False).
         """
-        queue = self.queue
-        placed, batches = topology.route(queue, specs)
-        stamps = _write(self, batches)
-        when = {ms: from_ms(ms) for ms, _ in set(stamps.values())}  # one datetime a chunk, not one a job
-        return [_ref(s.id, queue, when[stamps[s.id][0]], stamps[s.id][1]) for s in placed]
+        return self.placed(specs)[1]()
+
+    def placed(self, specs: list[MintSpec]) -> tuple[list[MintSpec], Callable[[], list[JobRef]]]:
+        """Place resolved jobs in their queue's partitions now: the specs with their final ids (a
+        partition marks a generated one), and the call that mints them (``mint_now``'s refs), now or
+        later: the Tasks backend returns a result's id before a mint that waits for the commit."""
+        placed, batches = topology.route(self.queue, specs)
+        return placed, partial(_mint_placed, self, placed, batches)
+
+
+def _mint_placed(fn: JobFunction, placed: list[MintSpec], batches: dict[str, list[MintSpec]]) -> list[JobRef]:
+    stamps = _write(fn, batches)
+    when = {ms: from_ms(ms) for ms, _ in set(stamps.values())}  # one datetime a chunk, not one a job
+    refs = [_ref(s.id, fn.queue, when[stamps[s.id][0]], stamps[s.id][1]) for s in placed]
+    _within_quota(fn.queue, [stamps[s.id][1] for s in placed], refs)
+    return refs
 
 
 def _run_inline(fn: JobFunction, specs: list[MintSpec]) -> None:
@@ -216,13 +237,20 @@ def _write(fn: JobFunction, batches: dict[str, list[MintSpec]]) -> dict[str, tup
 
 def _write_batch(name: str, batch: list[MintSpec], stamps: dict[str, tuple[int, bool | str]]) -> None:
     """Mint one physical queue's batch; record the server ms of its mint and its answer for each id."""
-    q = Queue(name)
+    q = partition(name)
     remember_queue(q)
     now_ms, made = q.mint_stamped(batch)
     if len(batch) == 1:
         stamps[batch[0].id] = (now_ms, made[0])
     else:
         stamps.update((s.id, (now_ms, m)) for s, m in zip(batch, made, strict=True))
+
+
+def _within_quota(queue: str, answers: list[Any], refs: list[JobRef]) -> None:
+    """Raise QuotaExceeded when a quota kept some jobs out (nothing written for them; emq.core.quotas)."""
+    refused = [m for m in answers if m.__class__ is Refused]
+    if refused:
+        raise exceeded(queue, refused, [r for r, m in zip(refs, answers, strict=True) if m.__class__ is not Refused])
 
 
 def _ref(job_id: str, queue: str, when: Any, made: bool | str) -> JobRef:
@@ -250,13 +278,3 @@ def job(func: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         return jf
 
     return register(func) if func is not None else register
-
-
-def get_job(job_id: str, queue: str | None = None) -> Job:
-    """Read a job by id from its queue (default: EMQ_DEFAULT_QUEUE), partitioned or not."""
-    return LogicalQueue(queue or config.get("EMQ_DEFAULT_QUEUE")).get_job(job_id)
-
-
-def cancel(job_id: str, queue: str | None = None) -> bool:
-    """Cancel a scheduled, ready or running job; False when it had finished (or never existed)."""
-    return LogicalQueue(queue or config.get("EMQ_DEFAULT_QUEUE")).cancel(job_id)

@@ -8,7 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import config
+from django.db import transaction
+
+from ..core import config, topology
 from ..errors import ConfigurationError
 
 GroupSpec = str | Callable[..., str] | None
@@ -35,7 +37,7 @@ class Options:
     max_stalled: int | None = None
     job_id: str | None = None
     takes_context: bool = False
-    on_commit: bool = False  # mint when the surrounding transaction commits; never on rollback
+    on_commit: bool | None = None  # mint when the surrounding transaction commits, never on rollback (None: setting)
     timeout: float | None = None  # seconds an attempt may run; None: EMQ_DEFAULT_TIMEOUT; math.inf: no limit
     soft_timeout: float | None = None  # seconds after which SoftTimeLimit is raised inside the job (< timeout)
     retry_on: type[BaseException] | tuple[type[BaseException], ...] | None = None  # None: (Exception,)
@@ -47,6 +49,7 @@ class Options:
     unique_until: str | None = None  # "finish" (None) | "start": when the key frees, if before the window ends
     debounce: float | None = None  # seconds of quiet before the one job runs, with the latest call's args
     priority: int | None = None  # -100..100 (None: 0): inside its group's lane, higher first, FIFO among equals
+    encrypt: bool | None = None  # store arguments, result, error and progress encrypted (None: EMQ_ENCRYPT)
 
     def __post_init__(self) -> None:
         if isinstance(self.after, list):  # kept as a tuple: the options stay a value
@@ -54,6 +57,20 @@ class Options:
 
 
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(Options))
+
+
+def waits_for_commit(on_commit: bool | None) -> bool:
+    """Whether a mint waits for the commit: on_commit (None: EMQ_ENQUEUE_ON_COMMIT) and the default
+    database inside ``transaction.atomic()``. Outside one the mint is at once, as Django's
+    ``on_commit`` would run it then, and its reference carries the mint's time."""
+    if on_commit is None:
+        on_commit = config.get("EMQ_ENQUEUE_ON_COMMIT")
+    return bool(on_commit) and in_transaction()
+
+
+def in_transaction() -> bool:
+    """Whether the default database is inside ``transaction.atomic()`` (asked only when it matters)."""
+    return transaction.get_connection().in_atomic_block
 
 
 def check_names(where: str, options: dict[str, Any]) -> None:
@@ -82,11 +99,11 @@ def check(name: str, o: dict[str, Any]) -> None:
                 f"backoff of {name} must be (base, cap) with 0 <= base <= cap seconds, "
                 "or a function (attempt, exc) -> seconds | None"
             )
-    if o.get("queue") is not None and not str(o["queue"]).strip("{}"):
-        raise ConfigurationError(f"queue name of {name} must not be empty")
-    for ch in "{}":
-        if ch in str(o.get("queue") or ""):
-            raise ConfigurationError(f"queue name of {name} must not contain braces (they are the hash tag)")
+    if o.get("queue") is not None:
+        try:
+            topology.check_name(o["queue"])
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{exc} (the queue of {name})") from None
     check_limits(name, o.get("timeout"), o.get("soft_timeout"))
     p = o.get("priority")
     if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not -100 <= p <= 100):
@@ -95,6 +112,8 @@ def check(name: str, o: dict[str, Any]) -> None:
         retry_on_tuple(name, o["retry_on"])
     if o.get("after") is not None:
         after_tuple(name, o["after"])
+    if o.get("encrypt") is not None and not isinstance(o["encrypt"], bool):
+        raise ConfigurationError(f"encrypt of {name} must be True or False, not {o['encrypt']!r}")
     if o.get("after_failure") not in (None, *AFTER_FAILURE):
         raise ConfigurationError(f"after_failure of {name} must be one of {list(AFTER_FAILURE)}, "
                                  f"not {o['after_failure']!r}")
@@ -134,6 +153,11 @@ def retry_on_tuple(name: str, value: Any) -> tuple[type[BaseException], ...]:
         if not (isinstance(kind, type) and issubclass(kind, BaseException)):
             raise ConfigurationError(f"retry_on of {name} must be exception classes, e.g. (IOError,), not {kind!r}")
     return tuple(kinds)
+
+
+def encrypts(o: Options) -> bool:
+    """Whether a job of these options is stored encrypted: its encrypt=, else EMQ_ENCRYPT."""
+    return bool(config.get("EMQ_ENCRYPT") if o.encrypt is None else o.encrypt)
 
 
 def resolved(name: str, o: Options) -> dict[str, Any]:

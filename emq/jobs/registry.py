@@ -11,8 +11,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from django.apps import apps
-from django.utils.module_loading import module_has_submodule
+from django.utils.module_loading import autodiscover_modules
 
 from ..core import config
 from ..errors import NotRegistered
@@ -29,6 +28,7 @@ class Registered(Protocol):
 
 registry: dict[str, Registered] = {}
 declared: dict[str, dict[str, Any]] = {}  # job name -> {"cron": ...} or {"every": ...}; upserted as rows by a Pump
+SUBMODULES = ("jobs", "tasks")  # each installed app's modules a worker imports at start-up
 Resolver = Callable[[str], "Registered | None"]
 _resolvers: list[Resolver] = []
 
@@ -47,18 +47,24 @@ def lookup(name: str) -> Registered:
             break
         found = resolve(name)
     if found is None:
-        raise NotRegistered(f'no job registered as "{name}"')
+        raise NotRegistered(f'no job registered as "{name}"; {HOW_TO_REGISTER.format(module=_module_of(name))}')
     return found
 
 
-def autodiscover() -> list[str]:
-    """Import every installed app's ``jobs`` module and each of EMQ_IMPORTS; returns what was imported."""
-    imported = []
-    for app in apps.get_app_configs():
-        if module_has_submodule(app.module, "jobs"):
-            importlib.import_module(f"{app.name}.jobs")
-            imported.append(f"{app.name}.jobs")
+HOW_TO_REGISTER = (
+    "a worker runs the jobs and Django tasks of the modules it imported at start-up (each installed app's "
+    'jobs and tasks modules, what they import, and EMQ_IMPORTS): add "{module}" to EMQ_IMPORTS'
+)
+
+
+def _module_of(name: str) -> str:
+    return name.rpartition(".")[0] or name
+
+
+def autodiscover() -> None:
+    """Import every installed app's ``jobs`` and ``tasks`` modules (as the admin finds ``admin`` modules)
+    and each of EMQ_IMPORTS. ``tasks`` is where Django's Tasks framework puts ``@task`` functions by
+    convention: a worker runs a task only from a module imported by now (contrib/tasks ``resolve_task``)."""
+    autodiscover_modules(*SUBMODULES)
     for module in config.get("EMQ_IMPORTS"):
         importlib.import_module(module)
-        imported.append(module)
-    return imported

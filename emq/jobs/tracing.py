@@ -89,7 +89,7 @@ def consumer(queue: str, job: Claimed) -> Any:
     attributes = {
         "messaging.system": SYSTEM, "messaging.operation.type": "process", "messaging.destination.name": queue,
         "messaging.message.id": job.id, "emq.job.id": job.id, "emq.job.name": job.name, "emq.queue": queue,
-        "emq.attempt": job.token, "emq.group": job.group,
+        "emq.attempt": job.attempt, "emq.group": job.group,
     }
     return trace.get_tracer("emq").start_as_current_span(
         f"emq run {job.name}", context=parent, kind=trace.SpanKind.CONSUMER, links=links, attributes=attributes,

@@ -1,7 +1,9 @@
-"""Unique jobs and debounce: the uniqueness spec a mint carries to ``_flowctl.lua``.
+"""Unique jobs and debounce: the uniqueness spec a mint carries to ``_unique.lua``.
 
-The key is the caller's ``unique_key``, else the job's name and the canonical JSON of its arguments
-(a debounced job's default key is its name alone: the latest call's arguments replace the others').
+The key is the caller's ``unique_key``, else the job's name and a hash of the canonical JSON of its
+arguments (a debounced job's default key is its name alone: the latest call's arguments replace the
+others'). An encrypted job's hash is keyed (``sealed.digest``): a plain one would let anyone who reads
+the server check a guess of the arguments; a new first key of EMQ_ENCRYPTION_KEYS starts new hashes.
 The server keeps ``unique:<key>`` -> the id of the job that holds it, expiring on the server's clock.
 """
 
@@ -11,8 +13,9 @@ import hashlib
 import json
 from typing import Any
 
+from ..core import sealed
 from ..errors import ConfigurationError
-from .options import Options
+from .options import Options, encrypts
 
 UNTIL = ("finish", "start")
 
@@ -45,10 +48,10 @@ def spec(name: str, o: Options, args_json: str, kwargs_json: str) -> str:
     key = o.unique_key
     if key is None:
         canonical = json.dumps([json.loads(args_json), json.loads(kwargs_json)], sort_keys=True, separators=(",", ":"))
-        key = f"{name}:{hashlib.sha1(canonical.encode()).hexdigest()}"
+        key = f"{name}:{sealed.digest(canonical) if encrypts(o) else hashlib.sha1(canonical.encode()).hexdigest()}"
     return f"U{max(int(o.unique_for * 1000), 1)}|{(o.unique_until or 'finish')[0]}|{key}"
 
 
 def due(o: Options, due: str) -> str:
-    """A debounced job is due after its quiet period, pushed back by every later call (_flowctl.lua)."""
+    """A debounced job is due after its quiet period, pushed back by every later call (_unique.lua)."""
     return f"+{max(int(o.debounce * 1000), 1)}" if o.debounce else due

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from ..core import config
+from ..core import config, topology
+from ..errors import ConfigurationError
 
 
 def queue_names(text: str | None, option: str = "--queues") -> list[str]:
@@ -15,8 +16,10 @@ def queue_names(text: str | None, option: str = "--queues") -> list[str]:
     if not names:
         raise CommandError(f"{option} {text!r} names no queue: give comma-separated names, e.g. {option} default,mail")
     for name in names:
-        if "{" in name or "}" in name:
-            raise CommandError(f"{option}: queue name {name!r} must not contain braces (they are the hash tag)")
+        try:
+            topology.check_name(name.partition(":")[0].strip())  # high:5 is queue high of weight 5
+        except ConfigurationError as exc:
+            raise CommandError(f"{option}: {exc}") from None
     return names
 
 

@@ -5,7 +5,7 @@
     urlpatterns = [path("metrics", emq.metrics.view), ...]
 
 The view answers staff users and requests bearing ``Authorization: Bearer <EMQ_METRICS_TOKEN>``.
-Needs prometheus-client (``pip install 'emq[metrics]'``); importing this module does not.
+Needs prometheus-client (``pip install "django-emq[metrics]"``); importing this module does not.
 """
 
 from .view import view

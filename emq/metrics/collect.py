@@ -2,24 +2,24 @@
 
 Gauges come from the counts and metrics scripts, counters from each queue's ``stats`` hash, both
 read for every queue in one pipelined round trip (``engine.snapshots``); the paused lanes in a
-second one (``paused_lanes``; a third when some lane is paused); the workers alive from the
+second one (``engine.observe.paused_lanes``; a third when some lane is paused); the workers alive from the
 worker registry. Labels: ``queue`` (the name users give) and ``partition`` (the physical queue;
 the same name when the queue is not partitioned). prometheus-client is imported only here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ..core import config, registry, topology
-from ..core.connection import guard
-from ..core.engine import Queue, Snapshot, snapshots
+from ..core.engine import Snapshot, snapshots
+from ..core.engine.observe import paused_lanes
+from ..core.logical import partitions
 from ..core.records import STATES
 from ..errors import ConfigurationError
 from ..runtime.pump import lead_ttl_ms
 
-MISSING = "emq's metrics need prometheus-client: pip install 'emq[metrics]' (or prometheus-client)"
+MISSING = 'emq\'s metrics need prometheus-client: pip install "django-emq[metrics]" (or prometheus-client)'
 LABELS = ("queue", "partition")
 # Counters of the stats hash: (metric name without _total, help, stats field).
 COUNTERS = (
@@ -53,33 +53,11 @@ class QueueCollector:
 
     def collect(self) -> list[Any]:
         names = sorted(registry.known_queues(self.prefix))
-        queues = [Queue(n, prefix=self.prefix) for n in topology.expand(names)]
+        queues = partitions(names, prefix=self.prefix)
         snaps = snapshots(queues, lead_ttl_ms())
         workers = registry.workers(self.prefix)
         held = {q.name: held for q, (_, held) in zip(queues, paused_lanes(queues), strict=True)}
         return families(snaps, workers, held)
-
-
-def paused_lanes(queues: Sequence[Queue]) -> list[tuple[list[str], int]]:
-    """Per queue: its paused groups (sorted; a short list, pausing is done by hand) and how many of
-    them hold ready work (held off the ring by the pause). One pipelined read, and a second one
-    only when some group is paused (single-key commands: a cluster routes each to its slot)."""
-    if not queues:
-        return []
-    with guard():
-        pipe = queues[0].client.pipeline(transaction=False)
-        for q in queues:
-            pipe.smembers(q.keys.paused_groups)
-        groups = [sorted(g) for g in pipe.execute()]
-        paused = [(q, g) for q, g in zip(queues, groups, strict=True) if g]
-        if paused:
-            pipe = queues[0].client.pipeline(transaction=False)
-            for q, g in paused:
-                pipe.smismember(q.keys.lanes, g)
-            held = {q.name: sum(map(bool, hits)) for (q, _), hits in zip(paused, pipe.execute(), strict=True)}
-        else:
-            held = {}
-    return [(g, held.get(q.name, 0)) for q, g in zip(queues, groups, strict=True)]
 
 
 def families(snaps: list[Snapshot], workers: list[registry.WorkerEntry],

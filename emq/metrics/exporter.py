@@ -2,9 +2,10 @@
 
 Run time (the attempt, measured here) and queue wait (from due to claim, on the server clock) by
 queue and job name, in seconds, with Prometheus's default buckets; observed by a ``job_finished``
-receiver on the worker's loop thread. With ``--processes N`` the children are forks: they write
-their observations to prometheus-client's multiprocess files (``PROMETHEUS_MULTIPROC_DIR``, a
-fresh temporary folder unless set, removed at exit) and the supervisor serves their sum.
+receiver on the worker's loop thread. Under a supervisor (``--processes N``, or one worker without
+``--no-supervise``) the workers are forks: they write their observations to prometheus-client's
+multiprocess files (``PROMETHEUS_MULTIPROC_DIR``, a fresh temporary folder unless set, removed at
+exit) and the supervisor serves their sum.
 """
 
 from __future__ import annotations
@@ -41,13 +42,14 @@ class Histograms:
         pair[1].observe(job.wait_ms / 1000)
 
 
-def serve(port: int, processes: int = 1) -> Any:
-    """Start the HTTP endpoint on port and observe every attempt from now on; returns the Histograms."""
-    if processes > 1:
+def serve(port: int, forked: bool = False) -> Any:
+    """Start the HTTP endpoint on port and observe every attempt from now on; returns the Histograms.
+    forked: the workers are forked children of this process, which serves the sum of theirs."""
+    if forked:
         _multiprocess_dir()
     prom = prometheus()
     registry = prom.CollectorRegistry(auto_describe=True)
-    if processes > 1:
+    if forked:
         from prometheus_client import multiprocess
 
         multiprocess.MultiProcessCollector(registry)

@@ -14,13 +14,18 @@ from .collect import QueueCollector, prometheus
 
 
 def allowed(request: HttpRequest) -> bool:
-    """A staff user, or the bearer of EMQ_METRICS_TOKEN (compared in constant time)."""
+    """A staff user, or the bearer of EMQ_METRICS_TOKEN (compared in constant time).
+
+    Compared as UTF-8 bytes: ``compare_digest`` refuses str with non-ASCII characters (a TypeError,
+    so a 500), and a header is whatever a caller sends.
+    """
     user = getattr(request, "user", None)
     if user is not None and user.is_active and user.is_staff:
         return True
     token = config.get("EMQ_METRICS_TOKEN")
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    return bool(token) and scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    return (bool(token) and scheme.lower() == "bearer"
+            and hmac.compare_digest(given.strip().encode("utf-8", "surrogatepass"), str(token).encode()))
 
 
 @never_cache

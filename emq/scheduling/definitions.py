@@ -6,7 +6,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from ..errors import NotRegistered
+from ..core import topology
+from ..errors import ConfigurationError, NotRegistered
 from ..jobs import JobFunction, arguments, autodiscover, lookup, registry
 from .cron import Schedule, ScheduleError, zone
 from .repeat import Definition
@@ -35,8 +36,10 @@ def validate(row: Any) -> None:
         errors["kwargs"] = "kwargs must be a JSON object, e.g. {\"n\": 1}."
     if not errors.keys() & {"job", "args", "kwargs"}:
         errors.update(_check_arguments(row))
-    if not row.queue or "{" in row.queue or "}" in row.queue:
-        errors["queue"] = "A queue name must be non-empty and without braces (they are the hash tag)."
+    try:
+        topology.check_name(row.queue)
+    except ConfigurationError as exc:
+        errors["queue"] = str(exc)
     if errors:
         raise ValidationError(errors)
 

@@ -1,6 +1,7 @@
 """A Pump's link to the recurrence rows: declared rows upserted, re-syncs when the marker moves.
 
-It runs on its own thread so no database call ever delays a mint (see ``RowSync``).
+It runs on its own thread so no database call ever delays a mint (see ``RowSync``). The commands
+that start a Pump build it with the rows' store and hand it in: the runtime knows no rows exist.
 """
 
 from __future__ import annotations
@@ -13,25 +14,25 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, close_old_connections, connection
+from django.db import DatabaseError, connection, connections
 
 from ..core import config
 from ..errors import EmqError
 from ..jobs import declared, registry
 from .cron import from_ms
 from .repeat import Minted
-from .rows import marker, model, resync
+from .rows import Store, resync
 
 log = logging.getLogger("emq.recurrences")
 CHECK_EVERY = 1.0  # seconds between a leading Pump's looks at the change marker (one indexed read)
 # Seconds between looks at most while the rows cannot be read (no table: not migrated; database away).
-# A failed read costs the process 1.5-3 ms of CPU with the GIL held (the error raised through Django's
-# wrappers): once a second, it delayed the jobs that started meanwhile (issue #19: bench's latency
-# samples that overlapped one, median 2.0 ms against 1.4 ms). The pause doubles from CHECK_EVERY up to this.
+# A failed read holds the GIL for milliseconds (the error raised through Django's wrappers): once a second,
+# it delayed the jobs that started meanwhile (docs/reference/performance.md). The pause doubles from
+# CHECK_EVERY up to this.
 BACKOFF_MAX = 30.0
 
 
-def upsert_declared() -> int:
+def upsert_declared(store: Store) -> int:
     """Upsert the recurrences declared in code and in EMQ_RECURRENCES as rows; returns rows written."""
     items = [
         {"name": name, "job": name, "queue": registry[name].queue, **spec}
@@ -41,18 +42,17 @@ def upsert_declared() -> int:
     written = 0
     for item in items:
         try:
-            written += _upsert(item)
+            written += _upsert(store, item)
         except (ValidationError, TypeError, ValueError) as exc:
             log.error("declared recurrence %s is invalid and was not saved: %s", item.get("name"), exc)
     return written
 
 
-def _upsert(item: dict[str, Any]) -> int:
+def _upsert(store: Store, item: dict[str, Any]) -> int:
     every = item.get("every")
     if every is not None and not isinstance(every, timedelta):
         item["every"] = timedelta(seconds=float(every))
-    recurrence = model("Recurrence")
-    row = recurrence.objects.filter(name=item["name"]).first() or recurrence(name=item["name"])
+    row = store.filter(name=item["name"]).first() or store.model(name=item["name"])
     before = {f: getattr(row, f, None) for f in item} | {"declared_in_code": row.declared_in_code}
     for field, value in item.items():
         setattr(row, field, value)
@@ -66,6 +66,15 @@ def _upsert(item: dict[str, Any]) -> int:
     row.full_clean()
     row.save()
     return 1
+
+
+def _close_stale() -> None:
+    """``close_old_connections``, but never inside a transaction: ``start`` runs in its caller's thread, which
+    may be a test's (``emq.testing.run_until_empty`` in a TestCase), and Django closes a connection whose
+    autocommit differs from its settings', so the test's transaction went with it (PostgreSQL said so)."""
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block:
+            conn.close_if_unusable_or_obsolete()
 
 
 def _close_thread_connection() -> None:
@@ -90,16 +99,19 @@ class RowSync:
     alone: the save signals already push each change, the marker only repairs a lost push.
     """
 
-    def __init__(self, queues: Iterable[str]) -> None:
-        self.queues = list(queues)
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.queues: list[str] = []
         self.seen: int | None = None
         self._lock = threading.Lock()
         self._minted: dict[str, Minted] = {}
         self._last_error = ""
         self.pause = CHECK_EVERY  # seconds until the next look; doubles while they fail
 
-    def start(self) -> None:
-        self._guarded(upsert_declared)
+    def start(self, queues: Iterable[str]) -> None:
+        """Upsert the declared recurrences and re-sync every row, for the Pump of these (physical) queues."""
+        self.queues = list(queues)
+        self._guarded(lambda: upsert_declared(self.store))
         self.check()
 
     def run(self, stop: threading.Event, leading: Callable[[], bool]) -> None:
@@ -117,8 +129,8 @@ class RowSync:
             return self._guarded(self._check)
 
     def _check(self) -> None:
-        if self.seen is None or marker() != self.seen:
-            self.seen = resync(self.queues)
+        if self.seen is None or self.store.marker() != self.seen:
+            self.seen = resync(self.store, self.queues)
 
     def record(self, minted: Iterable[Minted]) -> None:
         """Queue what the Pump minted for the rows' last_minted_at / next_at (written by run)."""
@@ -133,11 +145,11 @@ class RowSync:
             minted, self._minted = self._minted, {}
         for m in minted.values():
             last = from_ms(m.last_ms) if m.last_ms is not None else None
-            model("Recurrence").objects.record_minted(m.name, last, from_ms(m.next_ms))
+            self.store.record_minted(m.name, last, from_ms(m.next_ms))
 
     def _guarded(self, step: Callable[[], Any]) -> bool:
         try:
-            close_old_connections()
+            _close_stale()
             step()
             self._last_error = ""
             return True
@@ -147,7 +159,7 @@ class RowSync:
             self._note(exc, "recurrence rows cannot be read: %r; retrying")
         finally:
             with contextlib.suppress(Exception):  # nothing to close when the database was never reached
-                close_old_connections()
+                _close_stale()
         return False
 
     def _note(self, exc: Exception, message: str) -> None:

@@ -13,7 +13,8 @@ first and equal priorities run in the order they became ready (O(log n), ``_prio
 meaning as ``@emq.job``'s ``.using(priority=n)``.
 
 emq's own options come through ``task_class`` (Django 6.1's ``@task(**kwargs)``, and the backport):
-``@task(group="tenant-7", max_attempts=5, backoff=(1, 60), lease=120, timeout=600, retry_on=(IOError,))``,
+``@task(group="tenant-7", max_attempts=5, backoff=(1, 60), lease=120, timeout=600, retry_on=(IOError,))``
+(``encrypt=True`` too, or ``"encrypt": True`` in OPTIONS: encryption at rest),
 or ``.using(group=..., timeout=...)``. ``retry_on`` and a backoff function belong to the task (the
 worker reads them from the task it imports), so ``.using`` does not take them.
 """
@@ -21,23 +22,24 @@ worker reads them from the task it imports), so ``.using`` does not take them.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.apps import apps
 from django.core import checks
-from django.utils.module_loading import import_string
+from django.db import transaction
 
-from ...core import config, registry
+from ...core import config, locate, registry, topology
 from ...core.encoding import dumps
-from ...core.logical import LogicalQueue
+from ...core.logical import JobRef
 from ...core.records import Job
-from ...errors import JobNotFound
 from ...jobs import JobFunction, Options
 from ...jobs import registry as jobs
 from ...jobs.function import ms_up
-from ...jobs.options import FUNCTION_ONLY, Backoff, check
+from ...jobs.options import FUNCTION_ONLY, Backoff, check, waits_for_commit
 from ...runtime.signals import job_finished
 from . import bridge
 from .compat import (
@@ -52,6 +54,8 @@ from .compat import (
 )
 
 EMQ_TASK_OPTIONS = (*bridge.EMQ_OPTIONS, "retry_on")  # retry_on: read by the worker from the task itself
+# OPTIONS key, the backport's name: inside transaction.atomic(), mint when it commits (default True)
+ON_COMMIT = "ENQUEUE_ON_COMMIT"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +69,7 @@ class EmqTask(Task):
     timeout: float | None = None  # seconds an attempt may run (math.inf: no limit)
     soft_timeout: float | None = None  # seconds until emq.SoftTimeLimit is raised inside the task
     retry_on: tuple[type[BaseException], ...] | None = None  # exceptions retried; others fail the task at once
+    encrypt: bool | None = None  # arguments, result and errors stored encrypted (None: OPTIONS, then EMQ_ENCRYPT)
 
     def using(self, *, group=None, max_attempts=None, backoff=None, lease=None, timeout=None, soft_timeout=None,
               **django: Any) -> EmqTask:
@@ -98,7 +103,12 @@ class EmqBackend(BaseTaskBackend):
         return opts
 
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
-        """Mint the task's job (ready now, or scheduled at run_after); it exists when this returns."""
+        """Mint the task's job (ready now, or scheduled at run_after); inside ``transaction.atomic()``,
+        when the transaction commits (OPTIONS["ENQUEUE_ON_COMMIT"], on by default), never on rollback.
+
+        The result (its id, READY) is returned at once: the id is chosen before the mint. Its
+        ``enqueued_at`` is the server's time of the mint, filled in once the job exists.
+        """
         self.validate_task(task)
         result = TaskResult(
             task=task, id="", status=TaskResultStatus.READY, enqueued_at=None, started_at=None, finished_at=None,
@@ -106,18 +116,30 @@ class EmqBackend(BaseTaskBackend):
         )
         if config.get("EMQ_EAGER"):
             object.__setattr__(result, "id", f"eager-{id(result):x}")
-            return bridge.run_eager(result)
+            return self._when_committed(partial(bridge.run_eager, result), result)
         per_call = {k: v for k, v in self._emq_options(task).items()
                     if k not in FUNCTION_ONLY and not (k == "backoff" and callable(v))}
         fn = register_task(task).using(queue=task.queue_name, **per_call)
         run_after = None if task.run_after is None else ms_up(task.run_after)
-        spec = fn.spec(args, kwargs, "" if run_after is None else f"@{run_after}")
-        ref = fn.mint_now([dataclasses.replace(spec, priority=task.priority, meta=dumps(bridge.meta_of(task)))])[0]
-        object.__setattr__(result, "id", ref.id)
+        spec = fn.spec(args, kwargs, "" if run_after is None else f"@{run_after}")  # arguments checked now
+        spec = dataclasses.replace(spec, priority=task.priority, meta=dumps(bridge.meta_of(task)))
+        (spec,), mint = fn.placed([spec])  # the final id (a partitioned queue marks it), before the mint
+        object.__setattr__(result, "id", spec.id)
+        return self._when_committed(partial(self._mint, mint, result), result)
+
+    def _when_committed(self, act: Callable[[], Any], result: TaskResult) -> TaskResult:
+        """Run act now, or when the default database's transaction commits (dropped on rollback)."""
+        if waits_for_commit(self.options.get(ON_COMMIT, True)):
+            transaction.on_commit(act)
+        else:
+            act()
+        return result
+
+    def _mint(self, mint: Callable[[], list[JobRef]], result: TaskResult) -> None:
+        (ref,) = mint()
         # The server's time of the mint, as get_result reads it back from the job: one clock.
         object.__setattr__(result, "enqueued_at", ref.enqueued_at)
         task_enqueued.send(type(self), task_result=result)
-        return result
 
     def get_result(self, result_id: str) -> TaskResult:
         """Read the task's job: READY, RUNNING, SUCCESSFUL or FAILED, with errors and return value."""
@@ -130,13 +152,10 @@ class EmqBackend(BaseTaskBackend):
         return set(self.queues) if self.queues else registry.known_queues()
 
     def _find(self, result_id: str) -> Job | None:
-        """Look the id up in the queues of this backend (each partition of a partitioned one)."""
-        for name in sorted(self._queue_names()):
-            try:
-                return LogicalQueue(name).get_job(result_id)
-            except JobNotFound:
-                continue
-        return None
+        """The task's job, found by its id alone (``core.locate``), in one of this backend's queues."""
+        found = locate.find([result_id], whole=True)[result_id]
+        mine = [q for q in found.queues if not self.queues or topology.logical(q.name) in self.queues]
+        return found.job(mine[0]) if mine else None
 
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
         errors = []
@@ -145,11 +164,16 @@ class EmqBackend(BaseTaskBackend):
                 f"{type(self).__name__} is configured as TASKS[{self.alias!r}], but the emq app is not installed",
                 hint="Add 'emq' to INSTALLED_APPS", id="emq.E011",
             ))
-        unknown = sorted(set(self.options) - set(EMQ_TASK_OPTIONS))
+        unknown = sorted(set(self.options) - {*EMQ_TASK_OPTIONS, ON_COMMIT})
         if unknown:
             errors.append(checks.Error(
-                f"TASKS[{self.alias!r}]['OPTIONS'] has unknown key(s) {unknown}; emq knows {list(EMQ_TASK_OPTIONS)}",
-                id="emq.E010",
+                f"TASKS[{self.alias!r}]['OPTIONS'] has unknown key(s) {unknown}; emq knows "
+                f"{[*EMQ_TASK_OPTIONS, ON_COMMIT]}", id="emq.E010",
+            ))
+        if not isinstance(self.options.get(ON_COMMIT, True), bool):
+            errors.append(checks.Error(
+                f"TASKS[{self.alias!r}]['OPTIONS']['{ON_COMMIT}'] must be True or False, "
+                f"not {self.options[ON_COMMIT]!r}", id="emq.E012",
             ))
         return errors
 
@@ -182,24 +206,17 @@ def _task_policy(task: Task) -> dict[str, Any]:
 
 
 def resolve_task(name: str) -> JobFunction | None:
-    """Find a Task by its module path (as Django's own Task pickling does) and register it; else None.
+    """Find a Task by its module path in a module this process has imported, and register it; else None.
 
-    Only in the project's own code: a module of an installed app or of EMQ_IMPORTS. A payload
-    naming any other importable module is not run (it ends dead as NotRegistered), so data in the
-    server can never reach code the project does not use.
+    Never an import: a worker imported the project's code at start-up (installed apps, what they
+    import, each app's ``tasks`` module, EMQ_IMPORTS; ``jobs.autodiscover``), and a Task is run
+    only from there. Wagtail's search tasks, in ``modelsearch.tasks`` under the app ``wagtail.search``,
+    are found because the app imports them; a payload naming a module nothing imported ends dead
+    as NotRegistered, so data in the server never makes a worker import code.
     """
-    if not _known_module(name.rpartition(".")[0]):
-        return None
-    try:
-        found = import_string(name)
-    except ImportError:
-        return None
+    module, _, attr = name.rpartition(".")
+    found = getattr(sys.modules.get(module), attr, None)
     return register_task(found) if isinstance(found, Task) else None
-
-
-def _known_module(module: str) -> bool:
-    roots = [app.name for app in apps.get_app_configs()] + list(config.get("EMQ_IMPORTS"))
-    return any(module == root or module.startswith(root + ".") for root in roots)
 
 
 __all__ = ["EmqBackend", "EmqTask", "InvalidTask", "register_task", "resolve_task"]

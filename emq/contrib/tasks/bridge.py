@@ -23,7 +23,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from ...core.encoding import dumps
-from ...core.engine import Queue
+from ...core.logical import partition
 from ...core.records import Job, from_ms
 from ...core.topology import logical
 from ...jobs import lookup
@@ -48,7 +48,7 @@ STATUS = {
 }
 STALLED_PATH = "emq.errors.LeaseExpired"
 # EmqTask's per-call fields besides Django's, kept on the job so get_result's task equals enqueue's
-EMQ_OPTIONS = ("group", "max_attempts", "backoff", "lease", "timeout", "soft_timeout")
+EMQ_OPTIONS = ("group", "max_attempts", "backoff", "lease", "timeout", "soft_timeout", "encrypt")
 tasks: dict[str, Task] = {}  # module path -> the Task registered under it
 
 
@@ -142,7 +142,7 @@ def backend_class(result: TaskResult) -> type:
 
 def _started(ctx: Any) -> TaskResult:
     close_old_connections()
-    result = result_of(Queue(ctx.queue).get_job(ctx.job_id))
+    result = result_of(partition(ctx.queue).get_job(ctx.job_id))
     task_started.send(backend_class(result), task_result=result)
     return result
 
@@ -151,7 +151,7 @@ def on_job_finished(sender: Any, *, queue: str, job: Any, state: str, **kwargs: 
     """Send ``task_finished`` once a task's job ended for good (completed or dead), as the server says."""
     if state not in ("completed", "dead") or job.name not in tasks:
         return
-    result = result_of(Queue(queue).get_job(job.id))
+    result = result_of(partition(queue).get_job(job.id))
     task_finished.send(backend_class(result), task_result=result)
 
 

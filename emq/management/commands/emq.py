@@ -1,4 +1,5 @@
-"""``manage.py emq <subcommand>``: status, jobs, show, retry, delete, purge, cancel, pause, resume, enqueue, server.
+"""``manage.py emq <subcommand>``: status, jobs, show, retry, delete, purge, cancel, pause, resume, enqueue, server,
+rekey.
 
 Thin: parse, call the subcommand's function (``emq.cli``), print its table or --json, exit 0 or 1.
 """
@@ -32,8 +33,8 @@ class Command(BaseCommand):
         try:
             result = cli.COMMANDS[options["subcommand"]].run(options, io)
         except EmqError as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandError(cli.printable(str(exc))) from None
         if not result.shown:
             cli.show(result, io, options["json"])
         if not result.ok:
-            raise CommandError(result.failure or "failed")
+            raise CommandError(cli.printable(result.failure or "failed"))

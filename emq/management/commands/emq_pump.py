@@ -22,6 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--queues", default=None, help="comma-separated queues (default: EMQ_DEFAULT_QUEUE)")
 
     def handle(self, *args, **options) -> None:
+        from emq.models import row_sync
         from emq.runtime import logs, startup
         from emq.runtime.pump import run_forever
 
@@ -34,6 +35,7 @@ class Command(BaseCommand):
             apply_rate_limits(names)
             autodiscover()
             startup.freeze_heap()
-            run_forever(names)  # says it runs through the "emq.pump" logger (JSON with EMQ_LOG_FORMAT=json)
+            # It says it runs through the "emq.pump" logger (JSON with EMQ_LOG_FORMAT=json).
+            run_forever(names, rows=row_sync())
         except EmqError as exc:
             raise CommandError(str(exc)) from None

@@ -6,14 +6,20 @@ with it, so a terminal's Ctrl-C reaches them only through here: the first stops 
 a second cuts the worker's grace short. A child that exits on its own (a web server whose port is
 taken) stops the rest and makes this exit 1. The embedded Valkey it started stops with it; one it
 found running keeps running, and it says so once, with how to stop it.
+
+What a newcomer must read (the admin's address and password) comes last, once the worker, the
+Pump and the web server are up, so their start-up lines do not push it off the screen; the demo
+recurrence mints a job every 30 s, not every few seconds, so its lines do not either.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -25,8 +31,11 @@ from emq.core import config, embedded
 from emq.core.connection import data_dir, get_client, guard, mask
 from emq.errors import EmqError
 
-DEMO_RECURRENCE = "demo-add-every-3s"
+DEMO_RECURRENCE = "demo-add-every-30s"
+EARLIER_DEMO_RECURRENCES = ("demo-add-every-3s",)  # its lines every 3 s buried the address: deleted
 STOP_WAIT = 45.0  # seconds the children get to stop (the worker's grace is 30 s) before they are killed
+READY_WAIT = 30.0  # seconds the children get to come up before the address is said anyway
+DEMO_REPORTS = 6
 log = logging.getLogger("emq.up")
 
 
@@ -34,7 +43,7 @@ class Command(BaseCommand):
     help = (
         "Start everything for development and stop it all together on Ctrl-C: the embedded Valkey "
         "(unless EMQ_URL is set), a Pump, a worker and the web server with the admin; creates a demo "
-        "superuser (printing its credentials) and a demo recurrence whose jobs complete every few seconds."
+        "superuser (printing its credentials once all is up) and a demo recurrence whose jobs complete every 30 s."
     )
 
     def add_arguments(self, parser) -> None:
@@ -56,9 +65,9 @@ class Command(BaseCommand):
             user, password = self._demo_user()
             self._demo_recurrence()
             children.start(options)
-            log.info("admin    http://%s/admin/  user %r password %r", options["addr"], user, password)
+            children.wait_ready(options["addr"])
             self._seed()
-            log.info("Ctrl-C stops everything.")
+            _say_where(options["addr"], user, password)
             failed = children.supervise()
         except EmqError as exc:
             failed = str(exc)
@@ -106,18 +115,30 @@ class Command(BaseCommand):
         from emq.models import Recurrence
 
         autodiscover()
+        Recurrence.objects.filter(name__in=EARLIER_DEMO_RECURRENCES).delete()
         row = Recurrence.objects.filter(name=DEMO_RECURRENCE).first() or Recurrence(name=DEMO_RECURRENCE)
-        row.job, row.every, row.cron, row.args, row.enabled = "demo.jobs.add", timedelta(seconds=3), "", [2, 3], True
+        row.job, row.every, row.cron, row.args, row.enabled = "demo.jobs.add", timedelta(seconds=30), "", [2, 3], True
         row.full_clean()
         row.save()
-        log.info("repeat   %r: demo.jobs.add(2, 3) minted every 3 s (edit it in the admin)", DEMO_RECURRENCE)
+        log.info("repeat   %r: demo.jobs.add(2, 3) minted every 30 s (edit it in the admin)", DEMO_RECURRENCE)
 
     def _seed(self) -> None:
         from demo import jobs
 
-        for n in range(3):
-            jobs.flaky_report.enqueue(n)
-        log.info("demo     3 flaky_report jobs enqueued; watch the worker's log")
+        refs = jobs.flaky_report.enqueue_many([((n,), {}) for n in range(DEMO_REPORTS)])
+        log.info("demo     %s flaky_report jobs enqueued: 1 in 3 fails its first attempt and is retried", DEMO_REPORTS)
+        deadline = time.monotonic() + READY_WAIT
+        with contextlib.suppress(TimeoutError):  # their lines come before the address, not over it
+            for ref in refs:
+                ref.wait(timeout=max(deadline - time.monotonic(), 0.1))
+
+
+def _say_where(addr: str, user: str, password: str) -> None:
+    """The lines a newcomer needs, framed, after everything else has started talking."""
+    rule = "-" * 72
+    for line in (rule, f"admin      http://{addr}/admin/   user {user!r}   password {password!r}",
+                 f"dashboard  http://{addr}/admin/emq/dashboard/", "Ctrl-C stops everything.", rule):
+        log.info(line)
 
 
 def _spawn(argv: list[str]) -> subprocess.Popen:
@@ -136,10 +157,36 @@ class Children:
 
     def start(self, options: dict) -> None:
         py = [sys.executable, "manage.py"]
-        worker = [*py, "emq_worker", "--no-pump", "--concurrency", str(options["concurrency"])]
+        # --no-supervise: this command watches its children itself, and one that exits stops them all.
+        worker = [*py, "emq_worker", "--no-pump", "--no-supervise", "--concurrency", str(options["concurrency"])]
         web = [*py, "runserver", options["addr"], "--noreload"]
         for name, argv in (("pump", [*py, "emq_pump"]), ("worker", worker), ("web", web)):
             self.procs[name] = _spawn(argv)
+
+    def wait_ready(self, addr: str, timeout: float = READY_WAIT) -> None:
+        """Until the worker has registered, the Pump leads the default queue and the web server listens
+        (or one exited: ``supervise`` says so, or timeout passed)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not any(p.poll() is not None for p in self.procs.values()):
+            if self._ready(addr):
+                return
+            time.sleep(0.1)
+
+    def _ready(self, addr: str) -> bool:
+        from emq.core.engine import snapshots
+        from emq.core.logical import partitions
+        from emq.core.registry import workers
+        from emq.runtime.pump import lead_ttl_ms
+
+        worker = f":{self.procs['worker'].pid}:"
+        if not any(worker in w.id for w in workers()):
+            return False
+        first = partitions([config.get("EMQ_DEFAULT_QUEUE")])[0]  # a partitioned queue's first partition
+        if not snapshots([first], lead_ttl_ms())[0].leader:
+            return False
+        host, _, port = addr.rpartition(":")
+        with socket.socket() as s:
+            return s.connect_ex((host or "127.0.0.1", int(port))) == 0
 
     def listen(self) -> None:
         """Count SIGINT and SIGTERM instead of dying: the first stops everything, a second hurries the worker."""

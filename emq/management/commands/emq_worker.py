@@ -16,7 +16,8 @@ class Command(BaseCommand):
         "Run emq jobs: claim them in batches from the given queues, run them on a thread pool, "
         "and finish them in batches. SIGTERM/SIGINT stop claiming and let running jobs finish "
         "within the grace period (a second signal cuts it short). An unreachable server at start "
-        "is waited for, saying so once (EMQ_STARTUP_WAIT bounds the wait)."
+        "is waited for, saying so once (EMQ_STARTUP_WAIT bounds the wait). The worker runs in a child "
+        "process that a supervisor restarts if it dies (--no-supervise: in this process)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -38,11 +39,17 @@ class Command(BaseCommand):
             "--processes", type=int, default=1,
             help="worker processes, each with its own thread pool, under one supervisor that restarts them",
         )
+        parser.add_argument(
+            "--no-supervise", action="store_true",
+            help="run the one worker in this process, with no supervisor to restart it: for a process manager "
+                 "that restarts it itself (systemd Restart=, Kubernetes); exit code 75 then asks for a restart",
+        )
         parser.add_argument("--metrics-port", type=int, default=None,
                             help="serve Prometheus histograms of this worker's jobs on this port (EMQ_METRICS_PORT)")
 
     def handle(self, *args, **options) -> None:
-        from emq.runtime import logs, startup
+        from emq.models import row_sync
+        from emq.runtime import exits, logs, startup
         from emq.runtime.worker import Worker
 
         queues = _checked(options)
@@ -50,6 +57,10 @@ class Command(BaseCommand):
         check.port("--metrics-port", metrics_port)
 
         def work() -> int:
+            # A child restarted while the server is away (a failover, a restart) waits for it as the command
+            # did, instead of dying on its first connect and being restarted with backoff, traceback and all.
+            if startup.supervised and not startup.wait_for_server():
+                return exits.STOPPED
             worker = Worker(
                 queues,
                 concurrency=options["concurrency"],
@@ -59,6 +70,7 @@ class Command(BaseCommand):
                 grace=options["grace"],
                 strict=options["strict"],
                 prefetch=options["prefetch"],
+                rows=row_sync(),
             )
             return worker.run()
 
@@ -68,10 +80,10 @@ class Command(BaseCommand):
             if metrics_port:
                 from emq.metrics.exporter import serve
 
-                serve(int(metrics_port), options["processes"])
+                serve(int(metrics_port), forked=not options["no_supervise"])
             if startup.wait_for_server():
                 startup.freeze_heap()
-                _run(work, options["processes"])
+                _run(work, options)
         except EmqError as exc:
             raise CommandError(str(exc)) from None
 
@@ -88,16 +100,21 @@ def _checked(options: dict) -> list[str]:
     check.at_least("--batch", options["batch"], 1)
     check.at_least("--grace", options["grace"], 0)
     check.at_least("--prefetch", options["prefetch"], 0)
+    if options["no_supervise"] and options["processes"] > 1:
+        raise CommandError(f"--no-supervise runs one worker in this process: drop it, or --processes "
+                           f"{options['processes']} (whose worker processes a supervisor keeps up)")
     return queues
 
 
-def _run(work, processes: int) -> None:
-    """One worker in this process, or ``processes`` under a supervisor that restarts them."""
-    if processes == 1:
+def _run(work, options: dict) -> None:
+    """One worker in this process (--no-supervise), or --processes of them under a supervisor that
+    restarts them; the exit code says why it stopped (``emq.runtime.exits``)."""
+    if options["no_supervise"]:
         code = work()
-        if code:  # it drained on purpose (e.g. threads stuck past their limits): say so to the caller
-            raise SystemExit(code)
     else:
         from emq.runtime.supervisor import Supervisor
 
-        Supervisor(work, processes).run()
+        grace = config.get("EMQ_GRACE") if options["grace"] is None else options["grace"]
+        code = Supervisor(work, options["processes"], grace=grace).run()
+    if code:  # a worker that drained to be recycled, or one the supervisor had to kill: say so to the caller
+        raise SystemExit(code)
