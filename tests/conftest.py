@@ -19,6 +19,15 @@ from emq.core import embedded
 pytest_plugins = ["emq.testing"]  # emq_isolated, emq_server_url: the helpers users get too
 
 
+def pytest_configure(config):
+    """Passwords of the users tests make are hashed with a fast hasher: Django's PBKDF2 (1,000,000
+    rounds) cost 3 s for the dashboard's four users on a busy 2-core machine, once a test, and a
+    password's strength is no test's subject. Processes the tests start keep the project's hashers."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _server_params() -> list[str]:
     params = ["embedded"]
     if os.environ.get("EMQ_TEST_URL"):
@@ -58,13 +67,25 @@ def server_url(request):
     return os.environ["EMQ_TEST_URL"]
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--timing", choices=["all", "skip", "only"], default="all",
+        help="the tests marked timing (a wall-clock bound that other work on the cores can break): run them "
+             "too (all), leave them out (skip: `make test`'s parallel part), or run only them (its serial part)",
+    )
+
+
 def pytest_collection_modifyitems(config, items):
-    """A ``one_server`` test runs on the embedded Valkey only: the others would repeat it, not widen it."""
+    """A ``one_server`` test runs on the embedded Valkey only: the others would repeat it, not widen it.
+    ``--timing`` keeps or leaves out the tests marked ``timing``."""
+    timing = config.getoption("--timing")
     keep, drop = [], []
     for item in items:
         callspec = getattr(item, "callspec", None)
         other = callspec is not None and callspec.params.get("server_url", "embedded") != "embedded"
-        (drop if other and item.get_closest_marker("one_server") else keep).append(item)
+        timed = item.get_closest_marker("timing") is not None
+        unwanted = (timing == "skip" and timed) or (timing == "only" and not timed)
+        (drop if unwanted or (other and item.get_closest_marker("one_server")) else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

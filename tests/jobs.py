@@ -235,9 +235,10 @@ def backs_off(path):
 
 @emq.job(takes_context=True, lease=1)
 def until_cancelled(ctx, path):
-    """Note the start, then wait until cancelled; note what the code saw."""
-    _note(path, f"started {ctx.attempt}")
+    """Note the start, then wait until cancelled; note what the code saw. The start's note is inside
+    the try: a cancel heard as soon as the note is readable may arrive before the note's call returns."""
     try:
+        _note(path, f"started {ctx.attempt}")
         while True:
             time.sleep(0.02)
     except emq.Cancelled:
@@ -351,6 +352,27 @@ def reports_via_current(path_key, seconds):
 
 
 @emq.job
+def reports_to_the_end(steps, pause=0.2):
+    """Report the first of steps, wait pause s (the worker writes it), report the rest in a row and
+    return at once: the last report comes within a second of the write, and must reach the job."""
+    emq.current_job().progress(1 / steps, f"step 1 of {steps}")
+    time.sleep(pause)
+    for i in range(2, steps + 1):
+        emq.current_job().progress(i / steps, f"step {i} of {steps}")
+    return steps
+
+
+@emq.job
+async def reports_to_the_end_async(steps, pause=0.2):
+    """reports_to_the_end as an async def job (run on the worker's event loop)."""
+    emq.current_job().progress(1 / steps, f"step 1 of {steps}")
+    await asyncio.sleep(pause)
+    for i in range(2, steps + 1):
+        emq.current_job().progress(i / steps, f"step {i} of {steps}")
+    return steps
+
+
+@emq.job
 def rate_limited_once(path, retry_in=2.0):
     """Raise emq.RateLimited the first time (no file at path yet), then complete."""
     if not os.path.exists(path):
@@ -368,4 +390,81 @@ def ran_through(path, tag, seconds):
     """Note each start of the job (to count runs), sleep through a server outage, return its tag."""
     _note(path, f"{tag} {os.getpid()}")
     time.sleep(seconds)
+    return tag
+
+
+# -- flows that are repaired, fan in and are cancelled (tests/test_flow_repair.py, test_chords.py) ---
+
+
+@emq.job(max_attempts=1)
+def broken_until_fixed(n, key):
+    """A step that fails until the test fixes its cause (sets key); every run counted in <key>:runs."""
+    client = _server()
+    client.incr(f"{key}:runs")
+    if not client.exists(key):
+        raise RuntimeError("the cause is not fixed yet")
+    return n * 10
+
+
+@emq.job
+def runs_counted(n, key):
+    """Count this run in a server counter and pass n on."""
+    _server().incr(key)
+    return n
+
+
+@emq.job
+def keep_results(results, key):
+    """A chord's callback: keep the results it got (JSON) and count the call."""
+    import json
+
+    _server().rpush(key, json.dumps(results))
+    return len(results)
+
+
+@emq.job
+def text_of(n, size):
+    return f"{n:0{size}d}"
+
+
+@emq.job(takes_context=True, lease=30)
+def hold_until_cancelled(ctx, key):
+    """Note the start in <key>:started, run until cancelled, then note when (time.time) in <key>:seen."""
+    client = _server()
+    client.set(f"{key}:started", time.time())
+    try:
+        while True:
+            time.sleep(0.001)
+    except emq.Cancelled:
+        client.set(f"{key}:seen", time.time())
+        raise
+
+
+@emq.job(max_attempts=3)
+def attempt_after_a_hold(path):
+    """Raise emq.RateLimited the first time (no file at path yet), then return the attempt it runs as."""
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write("429\n")
+        raise emq.RateLimited(retry_in=0.05)
+    return emq.current_job().attempt
+
+
+# -- server stalls (tests/test_faults_stall.py) -------------------------------------------------
+
+
+@emq.job(lease=3, max_attempts=5)
+def outlives_a_stall(path, tag, seconds):
+    """Note each start and each run to the end; sleep in short steps, so a lost lease can stop it."""
+    from emq.errors import LeaseExpired
+
+    _note(path, f"{tag} start {os.getpid()}")
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+    except LeaseExpired:
+        _note(path, f"{tag} stopped")
+        raise
+    _note(path, f"{tag} end")
     return tag

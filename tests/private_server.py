@@ -16,8 +16,9 @@ from tests.procs import wait_for
 class PrivateValkey:
     """One valkey-server process in folder, on a fixed port; AOF fsynced on every write."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *extra: str) -> None:
         self.folder = folder
+        self.extra = extra  # more server arguments, e.g. "--enable-debug-command", "yes" (DEBUG SLEEP)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -27,7 +28,7 @@ class PrivateValkey:
     def start(self) -> PrivateValkey:
         args = [embedded.binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
                 "--save", "", "--appendonly", "yes", "--appendfsync", "always",
-                "--logfile", str(self.folder / "valkey.log")]
+                "--logfile", str(self.folder / "valkey.log"), *self.extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(self._answers, timeout=15, what="the private Valkey to answer")
         return self

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_SECRET_KEY = "test-only-key-for-the-suites-worker-processes-not-a-secret"
@@ -51,3 +54,24 @@ def server_ms(client) -> int:
     else:
         sec, usec = client.time()
     return sec * 1000 + usec // 1000
+
+
+@contextlib.contextmanager
+def running(worker: Any) -> Iterator[Any]:
+    """An in-process Worker run on a thread for the block; stopped, and its thread joined, after it."""
+    t = threading.Thread(target=worker.run, daemon=True)
+    t.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        t.join(timeout=10)
+
+
+def no_new_connection(raw: Any) -> bool:
+    """True when no client connected to a private server in half a second (its INFO commandstats, reset here):
+    on a loaded machine a worker's later threads (its Pump, its cancel subscriber) connect after it first
+    parks. The half second is what is measured, so wait on it with ``wait_for``, not instead of it."""
+    raw.config_resetstat()
+    time.sleep(0.5)
+    return "cmdstat_hello" not in raw.info("commandstats")

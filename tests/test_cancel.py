@@ -175,12 +175,12 @@ def test_a_job_cancelled_before_its_slot_took_it_never_runs_and_the_slots_stay_w
         from emq.runtime.held import Held
 
         waiting = Held(held.queue, Claimed("x", 1, "tests.jobs.touch", [str(notes), "ran"], {}, 1000, 1, (0, 0)))
-        w.running += 1
+        w.jobs.running += 1
         w.slots.submit(waiting)  # queued behind the busy thread, as a claimed job would be
         w.deadlines.cancel(waiting)
         assert emq.cancel(blocker.id) is True
         wait_for(lambda: "Cancelled" in notes.read_text(), what="the first job stopped")
-        wait_for(lambda: w.running == 0, what="both outcomes reported")
+        wait_for(lambda: w.jobs.running == 0, what="both outcomes reported")
         wait_for(lambda: len([x for x in w.slots.threads if x.is_alive()]) == 1, what="one live slot thread")
     finally:
         w.stop()

@@ -63,6 +63,16 @@ def test_jobs_lists_a_state_with_filters(finished):
     assert len(as_json("jobs", "default", "--state", "completed", "--limit", "2")) == 2
     assert [r["id"] for r in as_json("jobs", "default")] == [finished["ready"].id]
     assert [r["id"] for r in as_json("jobs", "default", "--state", "scheduled")] == [finished["later"].id]
+
+
+def test_a_job_not_due_yet_has_no_age_and_a_ready_one_counts_from_its_due_time(finished):
+    """Age counts from when a job became due: none for one due in an hour (not minus an hour)."""
+    (later,) = as_json("jobs", "default", "--state", "scheduled")
+    (ready,) = as_json("jobs", "default")
+    assert later["age"] is None and 0 <= ready["age"] < 60_000
+    assert all(r["age"] >= 0 for r in as_json("jobs", "default", "--state", "completed"))
+    table = emq_cmd("jobs", "default", "--state", "scheduled")[0]
+    assert "-3600" not in table and "—" in table.splitlines()[1]
     assert as_json("jobs", "default", "--state", "completed", "--name", "always_fails") == []
     assert "tests.jobs.add" in emq_cmd("jobs", "default", "--state", "completed")[0]
 
@@ -83,6 +93,21 @@ def test_retry_by_id_and_exit_code_by_outcome(finished):
     with pytest.raises(CommandError, match="1 of 2 job"):
         emq_cmd("retry", finished["dead"][1].id, finished["done"][0].id)
     assert emq.get_job(finished["dead"][1].id).state == "ready"
+
+
+def test_retry_of_a_dead_chain_step_resumes_the_chain(emq_env, client):
+    """``emq retry ID`` does what emq.retry does: the step after the retried one waits for it again."""
+    cause = "emqtest-cli-cause"
+    last = emq.chain(jobs.plus_one.s(1), jobs.broken_until_fixed.s(cause), jobs.plus_one.s())
+    run_until_empty(["default"])
+    middle = emq.get_job(last.get().reason.split()[2])
+    assert (middle.state, last.get().state) == ("dead", "dead")
+    client.set(cause, "fixed")
+    assert as_json("retry", middle.id) == [{"id": middle.id, "status": "ok"}]
+    assert last.get().state == "waiting"
+    run_until_empty(["default"])
+    assert last.get().result == 21
+    client.delete(cause)
 
 
 def test_retry_all_dead_asks_first(finished):
@@ -130,7 +155,8 @@ def test_enqueue_now_and_later(emq_env):
         emq_cmd("enqueue", "tests.jobs.nope")
 
 
-def test_enqueue_a_django_task(emq_env):
+def test_enqueue_a_django_task(emq_env, settings):
+    settings.EMQ_IMPORTS = ["tests.jobs", "tests.tasks"]  # the CLI finds a Task in a module the project imports
     row = as_json("enqueue", "tests.tasks.add", "--args", "[20, 22]")
     run_until_empty()
     from tests import tasks
@@ -151,7 +177,9 @@ def test_real_process_exit_codes_and_json(finished, emq_env):
     assert ok.returncode == 0 and len(json.loads(out)) == 2, err
     bad = manage(emq_env, "emq", "show", "no-such-job", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, err = bad.communicate(timeout=60)
-    assert bad.returncode == 1 and err.strip().splitlines() == ["CommandError: no job 'no-such-job' in any of 1 queues"]
+    assert bad.returncode == 1 and err.strip().splitlines() == [
+        f"CommandError: no job 'no-such-job' in any of the 1 known queues (prefix {emq_env['EMQ_PREFIX']!r}): "
+        "never minted there, or deleted or trimmed after its retention"]
 
 
 def test_status_watch_repeats_until_ctrl_c(finished, emq_env):

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from emq.contrib.tasks.compat import TaskResultStatus
-from emq.core import layout
+from emq.core import stored
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.core.scripts import LUA_DIR
@@ -19,12 +19,13 @@ from tests import jobs, tasks
 from tests.dashboard_fixtures import make_user, page_url, web_as
 
 
-def test_generated_ids_are_24_hex_digits_and_distinct(emq_env):
-    """A generated id is 96 random bits in hex: 8 characters shorter than a uuid4's, in each key and lane."""
+def test_generated_ids_are_distinct_and_as_short_as_24_hex_digits_in_the_default_queue(emq_env):
+    """A generated id is its queue and 96 random bits in URL-safe base64 (``emq.core.ids``): in the default
+    queue 24 characters, as the 24 hex digits before it and 8 fewer than a uuid4's, in each key and lane."""
     refs = jobs.add.enqueue_many([((i, 0), {}) for i in range(1_000)])
     ids = {r.id.split("~")[0] for r in refs}
     assert len(ids) == 1_000
-    assert all(len(i) == 24 and int(i, 16) >= 0 for i in ids)
+    assert all(len(i) == 24 and re.fullmatch(r"default\.[A-Za-z0-9_-]{16}", i) for i in ids)
 
 
 def test_backoff_is_stored_compactly_and_claimed_as_given(emq_env, client):
@@ -62,12 +63,12 @@ def test_settings_changed_between_two_enqueues_are_seen_at_once(emq_env, setting
     assert jobs.add.enqueue(1, 2).id
 
 
-# -- fields left out at their defaults (core/layout.py, put_job in _prelude.lua) -------------------
+# -- fields left out at their defaults (core/stored.py, put_job in _mint.lua) ----------------------
 
-ALWAYS = {"fn", "group", "state", "lease", "created"}  # what a job minted with every default stores
+ALWAYS = {"fn", "group", "state", "lease", "created", "v"}  # what a job minted with every default stores
 
 
-def test_a_job_minted_with_every_default_stores_only_fn_group_state_lease_and_created(emq_env, client):
+def test_a_job_minted_with_every_default_stores_only_fn_group_state_lease_created_and_format(emq_env, client):
     """args, kwargs, attempts, max_attempts, max_stalled, backoff, timeout and due are left out while they
     hold their defaults; a value that differs is stored, also one set by a setting (not a default)."""
     q = Queue("default")
@@ -92,15 +93,28 @@ def test_a_setting_that_changes_a_default_is_stored_on_each_job(emq_env, client,
 
 
 def test_the_python_defaults_are_the_scripts_and_what_default_settings_send(emq_env):
-    """core/layout.py's DEFAULTS is _prelude.lua's DEFAULT table, and a plain job under the default
-    settings sends exactly those values (so the mint leaves them out)."""
-    source = (LUA_DIR / "_prelude.lua").read_text()
+    """core/stored.py's format and tables of defaults are _defaults.lua's (FORMAT, DEFAULT, DEFAULTS), and a
+    plain job under the default settings sends exactly the current format's values (so the mint leaves them out)."""
+    source = (LUA_DIR / "_defaults.lua").read_text()
+    assert re.search(r"^local FORMAT = '(\w+)'$", source, re.M).group(1) == stored.FORMAT
     table = re.search(r"local DEFAULT = \{(.*?)\}\n", source, re.S).group(1)
-    assert dict(re.findall(r"(\w+) = '([^']*)'", table)) == layout.DEFAULTS
-    argv = [str(v) for v in jobs.pid.spec((), {}, "").argv()]
-    sent = {"args": argv[3], "kwargs": argv[4], "max_attempts": argv[7], "max_stalled": argv[9],
-            "backoff": argv[10], "timeout": argv[14]}
-    assert sent == {k: v for k, v in layout.DEFAULTS.items() if k != "attempts"}
+    assert dict(re.findall(r"(\w+) = '([^']*)'", table)) == stored.DEFAULTS[stored.FORMAT]
+    # Formats 0 and 1 share one table, in the scripts as here; a format that changes a default needs its own.
+    assert "DEFAULTS = {['0'] = DEFAULT, [FORMAT] = DEFAULT}" in source
+    assert set(stored.DEFAULTS) == {"0", stored.FORMAT} and stored.DEFAULTS["0"] == stored.DEFAULTS[stored.FORMAT]
+    row = dict(zip(stored.MINT_FIELDS, map(str, stored.mint_row(jobs.pid.spec((), {}, ""))), strict=True))
+    sent = {k: row[k] for k in ("args", "kwargs", "max_attempts", "max_stalled", "backoff", "timeout")}
+    assert sent == {k: v for k, v in stored.DEFAULTS[stored.FORMAT].items() if k != "attempts"}
+
+
+def test_mint_rows_have_the_fields_the_scripts_read_in_their_order():
+    """stored.MINT_FIELDS is mint.lua's row: its length is JOB_FIELDS, and put_job's optional fields sit
+    at the offsets OPTIONAL names (1-based after the row's start)."""
+    source = (LUA_DIR / "_mint.lua").read_text()
+    assert int(re.search(r"^local JOB_FIELDS = (\d+)$", source, re.M).group(1)) == len(stored.MINT_FIELDS)
+    optional = re.search(r"^local OPTIONAL = \{(.*?)\}$", source, re.M).group(1)
+    for name, offset in re.findall(r"'(\w+)', (\d+)", optional):
+        assert stored.MINT_FIELDS[int(offset) - 1] == name
 
 
 @pytest.fixture
@@ -108,7 +122,7 @@ def viewer(db):
     return make_user("viewer", perms=("view_dashboard",))
 
 
-def test_a_default_job_reads_back_its_defaults_everywhere(emq_env, client, viewer):
+def test_a_default_job_reads_back_its_defaults_everywhere(emq_env, client, viewer, django_capture_on_commit_callbacks):
     """The engine's record, the claim, the dashboard's job page and ready list, and the tasks backend
     read a left-out field as its default (due as created), never as None or 0."""
     q = Queue("default")
@@ -118,16 +132,17 @@ def test_a_default_job_reads_back_its_defaults_everywhere(emq_env, client, viewe
     page = web_as(viewer).get(page_url("job", queue="default", id=ref.id))
     shown = {name: value for name, _, value in page.context["described"]}
     created = shown["created"]
-    assert {k: shown[k] for k in ("attempts", "max_attempts", "max_stalled", "backoff", "timeout", "due")} == {
-        "attempts": "0", "max_attempts": "3", "max_stalled": "1", "backoff": "1,300", "timeout": "3600000,0",
-        "due": created}
+    assert {k: shown[k] for k in ("attempts", "max_attempts", "max_stalled", "due")} == {
+        "attempts": "0", "max_attempts": "3", "max_stalled": "1", "due": created}
+    assert shown["backoff"][1] == "1,300" and shown["time limit"] == ("1 h", "3600000,0")  # in words, stored
     assert (shown["args"], shown["kwargs"]) == ("[]", "{}")
     (row,) = lists.ready("default", "_").slice.rows
     assert (row.fields["attempts"], row.fields["max_attempts"], row.score) == ("0", "3", int(created))
     (c,) = q.bclaim(1, "w")
     assert (c.args, c.kwargs, c.max_attempts, c.backoff, c.due_ms, c.timeout_ms) == (
         [], {}, 3, (1.0, 300.0), int(created), 3_600_000)
-    task = tasks.calculate_meaning_of_life.enqueue()
+    with django_capture_on_commit_callbacks(execute=True):  # the test's transaction never commits
+        task = tasks.calculate_meaning_of_life.enqueue()
     assert set(client.hgetall(q.keys.job(task.id))) == ALWAYS | {"meta"}
     got = tasks.calculate_meaning_of_life.get_result(task.id)
     assert (got.args, got.kwargs, got.attempts, got.status) == ([], {}, 0, TaskResultStatus.READY)
@@ -168,3 +183,43 @@ def test_a_job_of_the_earlier_layout_claims_retries_and_finishes_by_its_own_fiel
     assert q.finish([Outcome(failing.id, 2, "failed", "boom", 0)]) == ["dead"]
     assert (q.get_job(done.id).result, q.get_job(failing.id).attempts) == (7, 2)
     check_invariants(q)
+
+
+# -- the stored job's format (core/stored.py) -----------------------------------------------------
+
+
+def test_every_new_job_carries_the_current_format(emq_env, client):
+    """One by one, in bulk, unique, scheduled and in a flow: each hash stores v = stored.FORMAT."""
+    q = Queue("default")
+    refs = [jobs.pid.enqueue(), jobs.pid.enqueue_in(60), jobs.pid.using(unique_for=60).enqueue(),
+            *jobs.pid.enqueue_many([((), {})] * 3), jobs.pid.using(after=[jobs.pid.enqueue()]).enqueue()]
+    assert {client.hget(q.keys.job(r.id), "v") for r in refs} == {stored.FORMAT}
+
+
+def test_a_job_of_v0_2_0_without_a_format_reads_by_format_0(emq_env, client):
+    """A hash with no v (written by v0.2.0) takes format 0's defaults in every reader: the record, a claim,
+    a failure's retry rule."""
+    q = Queue("default")
+    ref = jobs.pid.enqueue()
+    client.hdel(q.keys.job(ref.id), "v")
+    job = q.get_job(ref.id)
+    assert (job.args, job.kwargs, job.attempts, job.max_attempts) == ([], {}, 0, 3)
+    states = []
+    for _ in range(3):
+        (c,) = q.bclaim(1, "w")
+        assert (c.max_attempts, c.backoff, c.timeout_ms) == (3, (1.0, 300.0), 3_600_000)
+        states += q.finish([Outcome(c.id, c.token, "failed", "boom", 0)])
+    assert states == ["ready", "ready", "dead"]
+
+
+def test_a_reader_takes_left_out_fields_from_the_defaults_of_the_jobs_own_format(emq_env, client, monkeypatch):
+    """Were a later format to change a default, a job of each format reads with its own table, and a format
+    the reader does not know with the newest it knows (the rules in core/stored.py)."""
+    later = {**stored.DEFAULTS[stored.FORMAT], "max_attempts": "5"}
+    monkeypatch.setitem(stored.DEFAULTS, "2", later)
+    q = Queue("default")
+    current, changed, unknown = (jobs.pid.enqueue() for _ in range(3))
+    client.hset(q.keys.job(changed.id), "v", "2")
+    client.hset(q.keys.job(unknown.id), "v", "99")
+    assert [q.get_job(r.id).max_attempts for r in (current, changed, unknown)] == [3, 5, 3]
+    assert stored.answer(["max_attempts"], [None, "2"]) == {"max_attempts": "5"}

@@ -163,6 +163,8 @@ def test_retention_deletes_a_bounded_slice_per_call(emq_env, settings):
 
 
 @pytest.mark.slow
+@pytest.mark.one_server  # INFO commandstats: the suite's other processes share EMQ_TEST_URL's server
+@pytest.mark.timing
 def test_counts_take_under_a_millisecond_of_the_server_at_200000_groups(emq_env, client, request):
     """200,000 groups with ready work: counts costs the same as at one (INFO commandstats)."""
     from emq.core.records import MintSpec
@@ -199,6 +201,7 @@ def test_a_lane_popped_ahead_gives_its_extra_job_back_and_a_lane_left_empty_leav
     assert_counts_exact("default")
 
 
+@pytest.mark.one_server  # INFO commandstats: the suite's other processes share EMQ_TEST_URL's server
 def test_a_job_alone_in_its_lane_costs_one_command_more_than_one_of_a_busy_lane(emq_env, client, request):
     """Commands run inside the claim scripts per job (INFO commandstats): 300 one-job groups against
     300 jobs of one group. A lone lane's extra is its own LPOP; the ring and the lane set are written

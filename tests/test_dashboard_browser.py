@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from django.db import connections
 from django.db.backends.sqlite3.base import DatabaseWrapper
 
+import emq
 from emq.core.engine import Queue
 from emq.dashboard import queries
 from emq.runtime.worker import Worker
@@ -41,6 +43,13 @@ if not os.path.exists(CHROMIUM):
         "or set EMQ_CHROMIUM to run the dashboard's browser tests",
         allow_module_level=True,
     )
+
+
+def follow(page, selector: str) -> None:
+    """Click a link or a form's button and wait for the page it leads to. A click returns once the navigation
+    starts: a count taken right after reads the old page, or a page not yet parsed (zero rows)."""
+    with page.expect_navigation():
+        page.click(selector)
 
 
 @pytest.fixture(scope="module")
@@ -108,15 +117,26 @@ def operator(transactional_db):
 @pytest.fixture
 def page(browser, live_server, operator, worker):
     """A logged-in page on a laptop-sized viewport."""
+    with logged_in(browser, live_server, operator) as p:
+        yield p
+
+
+@contextlib.contextmanager
+def logged_in(browser, live_server, user, timeout_ms: int | None = None):
+    """A page of a browser context of its own, logged in as user on the dashboard; closed after."""
     context = browser.new_context(viewport=VIEWPORT, base_url=live_server.url)
-    p = context.new_page()
-    p.goto("/admin/login/?next=/admin/emq/dashboard/")
-    p.fill("#id_username", operator.username)
-    p.fill("#id_password", PASSWORD)
-    p.click("input[type=submit]")
-    p.wait_for_url("**/admin/emq/dashboard/")
-    yield p
-    context.close()
+    try:
+        p = context.new_page()
+        if timeout_ms:
+            p.set_default_timeout(timeout_ms)
+        p.goto("/admin/login/?next=/admin/emq/dashboard/")
+        p.fill("#id_username", user.username)
+        p.fill("#id_password", PASSWORD)
+        follow(p, "input[type=submit]")
+        p.wait_for_url("**/admin/emq/dashboard/")
+        yield p
+    finally:
+        context.close()
 
 
 def shoot(page, name: str) -> None:
@@ -164,7 +184,7 @@ def test_every_page_shows_live_data_from_a_running_worker(browser, page, worker,
     assert page.locator("#emq-leases tr.emq-stalled").count() == 2
     shoot(page, "leases-stalled-candidates")
     page.goto("/admin/emq/dashboard/stalled/?queue=limbo")
-    page.click("text=Sweep now")
+    follow(page, "text=Sweep now")
     assert page.locator(".messagelist", has_text="Swept queue limbo: reclaimed 2 expired leases.").count() == 1
     assert page.locator("#emq-stalled tr", has_text="worker-that-died").count() == 2
     assert page.locator("#emq-stalled", has_text="dead as stalled").count() == 1
@@ -190,7 +210,7 @@ def test_retry_a_dead_job_and_watch_it_complete(browser, page, worker, tmp_path)
     page.goto("/admin/emq/dashboard/dead/?queue=default")
     page.check(f"input[name=ids][value='{ref.id}']")
     path.write_text("now it exists")
-    page.click("text=Retry selected")
+    follow(page, "text=Retry selected")
     assert page.locator(".messagelist", has_text="Retried 1 dead job of queue default").count() == 1
     page.goto(f"/admin/emq/dashboard/job/?queue=default&id={ref.id}")
 
@@ -212,7 +232,7 @@ def test_release_a_lease(browser, page, worker):
     row.locator("text=Give back lease…").click()
     page.wait_for_selector("text=Are you sure?")
     shoot(page, "release-confirm")
-    page.click("input[value='Yes, I’m sure']")
+    follow(page, "input[value='Yes, I’m sure']")
     assert page.locator(".messagelist", has_text=f"Released job {ref.id} (attempt 1)").count() == 1
     # The worker claims the released job again under a new token; the first run's outcome is stale.
     wait_for(lambda: Queue("default").get_job(ref.id).attempts == 2, 10, what="the job to be claimed again")
@@ -228,12 +248,77 @@ def test_cancel_a_running_job_and_pause_a_queue(browser, page, worker, tmp_path)
     row.locator("text=Cancel…").click()
     page.wait_for_selector("text=Are you sure?")
     shoot(page, "cancel-confirm")
-    page.click("input[value='Yes, I’m sure']")
+    follow(page, "input[value='Yes, I’m sure']")
     assert page.locator(".messagelist", has_text=f"Cancelled 1 job of queue default: {ref.id}").count() == 1
     wait_for(lambda: notes.exists() and "Cancelled cancelled=True" in notes.read_text(), 10, what="the job stopped")
     page.goto("/admin/emq/dashboard/lanes/?queue=default")
-    page.click("text=Pause queue")
+    follow(page, "text=Pause queue")
     assert page.locator("#emq-queue-state", has_text="Queue default is paused").count() == 1
     shoot(page, "lanes-paused")
-    page.click("text=Resume queue")
+    follow(page, "text=Resume queue")
     assert page.locator("#emq-queue-state", has_text="Queue default is running").count() == 1
+
+
+# The colours of each badge as the browser computed them, with the first opaque background behind it.
+BADGE_COLOURS = """el => {
+  const fg = getComputedStyle(el).color;
+  let node = el, bg = 'rgba(0, 0, 0, 0)';
+  while (node && node.nodeType === 1) {
+    const c = getComputedStyle(node).backgroundColor;
+    if (!/rgba\\(.*, 0\\)$/.test(c) && c !== 'transparent') { bg = c; break; }
+    node = node.parentElement;
+  }
+  return [fg, bg];
+}"""
+
+
+def contrast(fg: str, bg: str) -> float:
+    """WCAG 2's contrast ratio of two computed colours ("rgb(r, g, b)" or "rgba(r, g, b, a)", fg over bg)."""
+    def channels(css: str) -> list[float]:
+        return [float(x) for x in re.findall(r"[\d.]+", css)]
+
+    def luminance(rgb: list[float]) -> float:
+        lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    f, b = channels(fg), channels(bg)
+    if len(f) == 4:  # a translucent text colour: blend it over its background as the browser paints it
+        f = [f[3] * fc + (1 - f[3]) * bc for fc, bc in zip(f[:3], b[:3], strict=True)]
+    lighter, darker = sorted([luminance(f), luminance(b)], reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def jobs_in_every_state(worker, tmp_path) -> dict[str, tuple[str, str]]:
+    """{state: (queue, id)}: a job in each of the states a badge shows."""
+    active = jobs.add.using(queue="badges").enqueue(1, 1)
+    Queue("badges").bclaim(1, "a-worker-far-away")
+    scheduled = jobs.add.using(queue="badges").enqueue_in(3600, 1, 1)
+    waiting = jobs.add.using(queue="badges", after=[scheduled]).enqueue(1, 1)
+    ready = jobs.add.using(queue="badges").enqueue(1, 1)
+    cancelled = jobs.add.using(queue="badges").enqueue_in(3600, 2, 2)
+    Queue("badges").cancel([cancelled.id])
+    completed = jobs.add.enqueue(1, 1)
+    dead = dashboard_jobs.needs_file.enqueue(str(tmp_path / "never"))
+    wait_for(lambda: Queue("default").get_job(dead.id).state == "dead", 20, what="the worker")
+    refs = {"active": active, "scheduled": scheduled, "waiting": waiting, "ready": ready, "cancelled": cancelled,
+            "completed": completed, "dead": dead}
+    for state, ref in refs.items():
+        assert emq.get_job(ref.id, queue=ref.queue).state == state
+    return {state: (ref.queue, ref.id) for state, ref in refs.items()}
+
+
+def test_every_state_badge_is_readable_in_both_themes(browser, page, worker, tmp_path):
+    """The job page's state badge has a contrast ratio of at least 4.5 (WCAG AA) in every state, light and dark."""
+    low = []
+    for state, (queue, job_id) in jobs_in_every_state(worker, tmp_path).items():
+        page.goto(f"/admin/emq/dashboard/job/?queue={queue}&id={job_id}")
+        badge = page.locator("#emq-job-state")
+        assert badge.inner_text() == state
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            fg, bg = badge.evaluate(BADGE_COLOURS)
+            ratio = contrast(fg, bg)
+            if ratio < 4.5:
+                low.append(f"{state} in {scheme}: {fg} on {bg} = {ratio:.2f}")
+        page.emulate_media(color_scheme="light")
+    assert not low, low

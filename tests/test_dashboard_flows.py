@@ -85,3 +85,38 @@ def test_the_feed_answers_the_events_after_a_cursor(emq_env, viewer, settings):
     assert other.id not in str(answer)
     page = viewer.get(page_url("job", queue="default", id=ref.id))
     assert b"data-feed=" in page.content and f'data-job="{ref.id}"'.encode() in page.content
+
+
+def test_a_dead_step_s_page_offers_to_resume_the_flow_and_doing_so_resumes_it(emq_env, db, client):
+    """The job page of a chain's dead middle step lists the step its end told and says "Resume flow"; the
+    retry there puts that step back to waiting."""
+    from tests.dashboard_fixtures import action_url
+
+    web = Client()
+    web.force_login(make_users()["operator"])
+    last = emq.chain(jobs.plus_one.s(1), jobs.broken_until_fixed.s("emqtest-dash-cause"), jobs.plus_one.s())
+    q = Queue("default")
+    (first,) = q.bclaim(1, "w")
+    q.finish([Outcome(first.id, first.token, "completed", "2")])
+    (middle,) = q.bclaim(1, "w")
+    q.finish([Outcome(middle.id, middle.token, "dead", "RuntimeError: the cause is not fixed yet")])
+    assert last.get().state == "dead"
+    page = web.get(page_url("job", queue="default", id=middle.id))
+    assert b"Resume flow" in page.content and b"Jobs its end told" in page.content
+    assert page.context["links"].children == [("default", last.id, "dead")]
+    assert b"fallen" not in page.content.split(b'id="emq-links"')[0], "listed under Workflow, not as a raw field"
+    r = web.post(action_url("retry"), {"queue": "default", "ids": [middle.id], "next": "/"})
+    assert r.status_code == 302
+    assert q.get_job(middle.id).state == "ready" and last.get().state == "waiting"
+
+
+def test_a_chord_shows_like_a_batch(emq_env, viewer):
+    ref = emq.chord([jobs.plus_one.s(i) for i in range(3)], jobs.keep_results.s("k"))
+    q = Queue("default")
+    claimed = [c for c in q.bclaim(10, "w") if c.id in {m.id for m in ref.members}][:2]
+    q.finish([Outcome(c.id, c.token, "completed", "1") for c in claimed])
+    (row,) = viewer.get(page_url("flows", queue="default")).context["data"].rows
+    assert (row.id, row.done, row.total) == (ref.id, 2, 3)
+    page = viewer.get(page_url("flow", queue="default", id=ref.id))
+    assert page.context["detail"].callbacks == [("callback", "default", ref.callback.id, "waiting")]
+    assert b"2 completed, 0 dead, 0 cancelled" in page.content

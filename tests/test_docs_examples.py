@@ -28,7 +28,7 @@ from tests.procs import ROOT
 EXAMPLES = ROOT / "docs" / "examples"
 RUN = (
     "getting_started", "concepts", "long_jobs", "fair_tenants", "django_tasks", "operating", "migrating", "workflows",
-    "live_state", "flow_control",
+    "live_state", "flow_control", "durable_jobs",
 )
 
 
@@ -161,6 +161,20 @@ def test_settings_in_examples_are_emq_settings():
     assert import_string(path).__name__ == "Filter"
 
 
+def test_sqlite_options_in_the_docs_are_the_ones_the_check_asks_for():
+    """The Deploying guide's SQLite OPTIONS are emq.W002's, and satisfy it."""
+    from emq.checks import SQLITE_OPTIONS, sqlite_gaps
+
+    default = _value(assigned(EXAMPLES / "settings_example.py")["DATABASES"], "default")
+    options = ast.literal_eval(_value(default, "OPTIONS"))
+    assert options == SQLITE_OPTIONS and sqlite_gaps(options) == []
+
+
+def _value(node: ast.expr, key: str) -> ast.expr:
+    """The value expression of a key of a dict display."""
+    return next(v for k, v in zip(node.keys, node.values, strict=True) if ast.literal_eval(k) == key)
+
+
 def test_recurrences_in_settings_are_rows():
     """EMQ_RECURRENCES entries use Recurrence's field names."""
     from emq.models import Recurrence
@@ -172,10 +186,10 @@ def test_recurrences_in_settings_are_rows():
 
 def test_tasks_and_logging_settings():
     """TASKS names emq's backend with OPTIONS it knows; LOGGING configures the emq logger."""
-    from emq.contrib.tasks.backend import EMQ_TASK_OPTIONS
+    from emq.contrib.tasks.backend import EMQ_TASK_OPTIONS, ON_COMMIT
 
     tasks = ast.literal_eval(assigned(EXAMPLES / "django_tasks.py")["TASKS"])["default"]
-    assert tasks["BACKEND"] == "emq.backends.EmqBackend" and set(tasks["OPTIONS"]) <= set(EMQ_TASK_OPTIONS)
+    assert tasks["BACKEND"] == "emq.backends.EmqBackend" and set(tasks["OPTIONS"]) <= {*EMQ_TASK_OPTIONS, ON_COMMIT}
     logging = ast.literal_eval(assigned(EXAMPLES / "logging_example.py")["LOGGING"])
     assert logging["version"] == 1 and "emq" in logging["loggers"]
 
@@ -211,5 +225,6 @@ def test_compose_file_runs_web_workers_pump_and_valkey():
 def test_every_example_file_is_checked_here():
     """No example sits in docs/examples/ without a test above."""
     checked = set(RUN) | {"scaling", "recurrences", "testing_guide", "settings_example", "logging_example",
-                          "every_job_ends"}
+                          "every_job_ends", "http_api", "security"}
+    # http_api: tests/test_api_live.py, with the guide's curl; security: tests/test_encryption.py, with keys
     assert {p.stem for p in EXAMPLES.glob("*.py")} == checked

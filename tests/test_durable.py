@@ -55,7 +55,7 @@ def test_fsync_returns_once_the_aof_is_on_disk_waiting_once_per_round_trip(on_ao
     client = get_client()
     before = calls(client, "waitaof")
     ref = jobs.add.using(queue="safe").enqueue(1, 2)
-    assert calls(client, "waitaof") == before + 1 + 1  # the first use checks the server knows WAITAOF
+    assert calls(client, "waitaof") == before + 1 + 1  # a connection's first use probes the server (durable.probe)
     refs = jobs.add.using(queue="safe").enqueue_many([((i, i), {}) for i in range(25_000)])
     assert calls(client, "waitaof") == before + 2 + 3
     assert len(refs) == 25_000 and emq.queue("safe").counts().ready == 25_001
@@ -63,25 +63,26 @@ def test_fsync_returns_once_the_aof_is_on_disk_waiting_once_per_round_trip(on_ao
 
 
 def test_fsync_on_a_server_without_aof_says_so(emq_env, settings):
-    """The suite's server runs without appendonly: WAITAOF refuses, the error says what to do."""
+    """The suite's server runs without appendonly: the probe refuses before anything is written, and
+    the error says what to do."""
     if get_client().config_get("appendonly").get("appendonly") == "yes" or not has_waitaof():
         pytest.skip("this server runs with AOF, or has no WAITAOF")
     settings.EMQ_DURABLE = "fsync"
     with pytest.raises(ConfigurationError, match="appendonly") as caught:
         jobs.add.using(queue="safe").enqueue(1, 2)
-    assert "1 jobs of queue 'safe' were written but are not confirmed" in str(caught.value)
+    assert "nothing was written" in str(caught.value)
+    assert emq.queue("safe").counts().ready == 0
 
 
-def test_replica_without_a_replica_raises_not_durable(emq_env, settings, request):
-    """No replica answers WAIT 1 within the timeout: NotDurable names the queue and the next step."""
+def test_replica_without_a_replica_raises_not_durable_before_writing(emq_env, settings, request):
+    """No replica attached: the probe's WAIT 1 answers 0, NotDurable says so, and nothing is written."""
     if request.node.callspec.params.get("server_url") == "cluster":
         pytest.skip("the test cluster's masters have no replicas; tests/test_failover.py has one that does")
     settings.EMQ_DURABLE, settings.EMQ_DURABLE_TIMEOUT = "replica", 0.05
-    with pytest.raises(NotDurable, match=r"not confirmed by a replica \(WAIT 1\) within 0.05 s") as caught:
+    with pytest.raises(NotDurable, match=r"no replica attached \(WAIT 1 answered 0 within 0.05 s\)") as caught:
         jobs.add.using(queue="safe").enqueue_many([((i, i), {}) for i in range(3)])
-    assert "3 jobs of queue 'safe' were written" in str(caught.value)
-    assert "INFO replication" in str(caught.value)
-    assert emq.queue("safe").counts().ready == 3, "the jobs are written; only their durability is unknown"
+    assert "nothing was written" in str(caught.value) and "INFO replication" in str(caught.value)
+    assert emq.queue("safe").counts().ready == 0
 
 
 def test_an_unknown_mode_is_refused_before_anything_is_written(emq_env, settings):

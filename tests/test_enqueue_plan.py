@@ -10,6 +10,7 @@ import pytest
 from redis.exceptions import ResponseError
 
 from emq.core import scripts, wire
+from emq.core import stored as record
 from emq.core.engine import Queue
 from emq.jobs import plan
 from emq.testing import check_invariants
@@ -82,10 +83,11 @@ def test_mint_one_refuses_a_uniqueness_spec(emq_env, client):
     spec = fn.spec((1, 2), {}, "")
     q = Queue("default")
     with pytest.raises(ResponseError, match="no uniqueness spec"):
-        q.mint_one(spec.argv())
+        q.mint_one(record.mint_row(spec))
     assert not client.exists(q.keys.job(spec.id)) and q.counts().ready == 0
 
 
+@pytest.mark.one_server  # CLIENT KILL TYPE normal would cut the suite's other processes off EMQ_TEST_URL
 def test_an_enqueue_after_the_server_closed_its_connection_succeeds(emq_env, client):
     """The idle connection the last enqueue used was closed by the server (CLIENT KILL, a restart):
     the next enqueue finds it closed before sending and reconnects, as the pool would."""
@@ -113,8 +115,9 @@ def test_a_forked_child_never_reuses_the_parents_connections(emq_env, client):
 
 
 def test_a_planned_enqueue_is_one_script_call(emq_env, client, server_url, embedded_url):
-    """Once planned, an enqueue sends one EVALSHA and nothing else: every other command counted is one
-    mint_one.lua makes, and no SADD (the queue registry is written once, when the plan is made)."""
+    """Once planned, an enqueue sends one FCALL (mint_one runs as a Valkey Function) and nothing else:
+    every other command counted is one mint_one.lua makes, and no SADD (the queue registry is written
+    once, when the plan is made)."""
     if server_url != embedded_url:
         pytest.skip("INFO commandstats counts everyone's commands on a shared server")
     jobs.add.enqueue(0, 0)
@@ -123,7 +126,7 @@ def test_a_planned_enqueue_is_one_script_call(emq_env, client, server_url, embed
         jobs.add.enqueue(i, i)
     moved = {k: v - before.get(k, 0) for k, v in _calls(client).items() if v != before.get(k, 0) and k != "info"}
     inside = {c.lower() for c in re.findall(r"redis\.call\('(\w+)'", scripts.script("mint_one").source)}
-    assert moved.pop("evalsha") == 50
+    assert moved.pop("fcall") == 50
     assert set(moved) <= inside and "sadd" not in moved, moved
 
 

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 import emq
+from emq.core.engine import Queue
 from emq.testing import check_invariants
 from tests import jobs
 from tests.procs import expire, manage, server_ms, wait_for
@@ -45,12 +46,14 @@ def _settled(q, ids) -> bool:
 
 def test_poison_jobs_end_dead_with_their_reason_and_the_worker_survives(emq_env, client):
     """6 kinds of poison among 10 good jobs: the 10 complete, each poison job is dead as corrupt (or
-    NotRegistered), the worker process is the same one throughout, and every invariant holds."""
-    q = emq.queue("default")
+    NotRegistered: the worker waits for no other that knows the name, EMQ_UNKNOWN_GRACE = 0), the worker
+    process is the same one throughout, and every invariant holds."""
+    q = Queue("default")
     good = [jobs.add.enqueue(i, 1).id for i in range(5)]
     poison = _poison(q, client)
     good += [jobs.add.enqueue(i, 2).id for i in range(5)]
-    worker = manage(emq_env, "emq_worker", "--concurrency", "4", stderr=subprocess.DEVNULL)
+    no_grace = {**emq_env, "EMQ_UNKNOWN_GRACE": "0"}
+    worker = manage(no_grace, "emq_worker", "--concurrency", "4", "--no-supervise", stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: _settled(q, good + list(poison.values())), timeout=20, what="every job to settle")
         assert worker.poll() is None, "the worker died"
@@ -73,7 +76,7 @@ def test_poison_jobs_end_dead_with_their_reason_and_the_worker_survives(emq_env,
 def test_finish_quarantines_an_item_it_cannot_settle_and_settles_the_rest(emq_env, client, field, value):
     """A field broken while the job ran: finish ends that item dead as corrupt, the others settle, and
     the capped group's count is right (held knows the group of a job that lost its group field)."""
-    q = emq.queue("default")
+    q = Queue("default")
     q.set_group_limit("t", 10)
     refs = [jobs.add.using(group="t").enqueue(i, 0) for i in range(3)]
     claimed = q.bclaim(3, "w")
@@ -91,7 +94,7 @@ def test_finish_quarantines_an_item_it_cannot_settle_and_settles_the_rest(emq_en
 
 def test_a_missing_job_releases_its_groups_count_in_finish_extend_and_the_sweep(emq_env, client):
     """A running job's hash deleted: its capped group gets its slot back, whoever notices first."""
-    q = emq.queue("default")
+    q = Queue("default")
     q.set_group_limit("t", 1)
     for step in ("finish", "extend", "sweep"):
         ref = jobs.add.using(group="t").enqueue(1, 1)
@@ -111,7 +114,7 @@ def test_a_missing_job_releases_its_groups_count_in_finish_extend_and_the_sweep(
 
 def test_a_corrupt_error_history_does_not_stop_the_sweep(emq_env, client):
     """One job's undecodable ``errors`` field: the sweep still reclaims every expired lease."""
-    q = emq.queue("default")
+    q = Queue("default")
     refs = [jobs.add.enqueue(i, 0) for i in range(3)]
     claimed = q.bclaim(3, "w")
     client.hset(q.keys.job(claimed[0].id), "errors", "{not json")
@@ -124,7 +127,7 @@ def test_a_corrupt_error_history_does_not_stop_the_sweep(emq_env, client):
 
 def test_a_corrupt_state_in_a_lane_is_quarantined_not_dropped(emq_env, client):
     """A ready job whose state was overwritten: the claim ends it dead as corrupt, claims the rest."""
-    q = emq.queue("default")
+    q = Queue("default")
     bad, good = jobs.add.enqueue(1, 1), jobs.add.enqueue(2, 2)
     client.hset(q.keys.job(bad.id), "state", "completed")  # says completed, but it is not in done
     assert [c.id for c in q.bclaim(2, "w")] == [good.id]
@@ -134,7 +137,7 @@ def test_a_corrupt_state_in_a_lane_is_quarantined_not_dropped(emq_env, client):
 
 def test_check_invariants_names_a_job_outside_every_set_and_a_count_that_drifted(emq_env, client):
     """The walker itself: a job dropped from its lane and a group count off by one are both reported."""
-    q = emq.queue("default")
+    q = Queue("default")
     ref = jobs.add.enqueue(1, 1)
     check_invariants(q)
     client.delete(q.keys.lane("_"))

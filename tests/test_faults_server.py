@@ -16,6 +16,9 @@ from collections import Counter
 import pytest
 
 import emq
+from emq.core.engine import Queue
+from emq.core.records import Outcome
+from emq.runtime.worker import Worker
 from emq.testing import check_invariants
 from tests import jobs
 from tests.private_server import PrivateValkey
@@ -96,7 +99,7 @@ def test_a_full_server_refuses_enqueues_clearly_and_no_worker_dies(private, tmp_
         wait_for(lambda: len(producer.acked) > before, timeout=10, what="an enqueue acknowledged after the limit")
         producer.done.set()
         producer.join(timeout=10)
-        q = emq.queue("default")
+        q = Queue("default")
         wait_for(lambda: _states(q, producer.acked) == Counter({"completed": len(producer.acked)}), timeout=30,
                  every=0.2, what="every acknowledged job to complete")
         states = _states(q, producer.acked)
@@ -120,6 +123,62 @@ def test_a_full_server_refuses_enqueues_clearly_and_no_worker_dies(private, tmp_
             f.close()
 
 
+@pytest.mark.parametrize("loaded", [True, False], ids=["functions loaded", "functions not loaded"])
+def test_a_server_already_full_drains_by_itself(private, tmp_path, loaded):
+    """A server at maxmemory (noeviction) with 400 ready jobs, and no operator: a worker started then
+    claims and finishes every one (claim and finish run with allow-oom: as functions, or as scripts
+    when the full server refuses to load their library), while an enqueue is still refused as
+    ServerFull. Before, claims were refused as writes and nothing moved until a purge."""
+    server, env = private
+    client = server.client()
+    q = Queue("default")
+    if loaded:  # the claim's and the finish's libraries on the server before it fills up
+        Queue("default").bclaim(1, "w")
+        Queue("default").finish([Outcome("none", 1, "completed", "null")])
+    refs = jobs.noop.enqueue_many([((i, "x" * 2000), {}) for i in range(400)])
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", int(client.info("memory")["used_memory"]))
+    with pytest.raises(emq.ServerFull):
+        jobs.add.enqueue(1, 1)
+    log = tmp_path / "worker.log"
+    with open(log, "w") as err:
+        worker = manage(env, "emq_worker", "--concurrency", "8", stderr=err)
+        try:
+            wait_for(lambda: _states(q, [r.id for r in refs]) == Counter({"completed": 400}), timeout=60, every=0.2,
+                     what="the full server's jobs to complete without an operator")
+            with pytest.raises(emq.ServerFull):
+                jobs.add.enqueue(1, 1)
+            memory = client.info("memory")
+            print(f"\nfull server drained: 400 completed, used_memory={memory['used_memory']} "
+                  f"maxmemory={memory['maxmemory']} worker alive={worker.poll() is None}")
+            assert worker.poll() is None
+            check_invariants(q)
+        finally:
+            client.config_set("maxmemory", 0)
+            worker.terminate()
+            worker.wait(timeout=20)
+
+
+def test_a_full_server_renews_the_leases_it_holds(private):
+    """At maxmemory the renewal (and the progress riding with it) still lands: running jobs keep their
+    leases instead of running out while memory is freed, and their finish lands too."""
+    server, _ = private
+    client = server.client()
+    q = Queue("default")
+    jobs.noop.enqueue_many([((i,), {}) for i in range(2)])
+    claimed = q.bclaim(2, "w")
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", int(client.info("memory")["used_memory"]))
+    try:
+        with pytest.raises(emq.ServerFull):
+            jobs.noop.enqueue(1)
+        items = [(c.id, c.token) for c in claimed]
+        assert q.live.renew(items, 60_000, [(c.id, c.token, 0.5, "half") for c in claimed]) == ["ok", "ok"]
+        assert q.finish([Outcome(c.id, c.token, "completed", "null") for c in claimed]) == ["completed"] * 2
+    finally:
+        client.config_set("maxmemory", 0)
+
+
 def test_a_server_restart_is_not_a_reclaim(private, tmp_path):
     """kill -9 of the server (AOF) with 60 running jobs, down for OUTAGE s (past their 5 s leases):
     the jobs that ended meanwhile are settled by their buffered outcomes, the ones still running are
@@ -132,7 +191,7 @@ def test_a_server_restart_is_not_a_reclaim(private, tmp_path):
     try:
         refs = [jobs.ran_through.enqueue(str(notes), f"short-{i}", 1.0) for i in range(30)]
         refs += [jobs.ran_through.enqueue(str(notes), f"long-{i}", OUTAGE + 4) for i in range(30)]
-        q = emq.queue("default")
+        q = Queue("default")
         wait_for(lambda: notes.exists() and len(notes.read_text().splitlines()) == 60, timeout=20,
                  what="all 60 jobs to start")
         server.kill()
@@ -156,3 +215,25 @@ def test_a_server_restart_is_not_a_reclaim(private, tmp_path):
         worker.terminate()
         worker.wait(timeout=30)
         out.close()
+
+
+def test_a_worker_that_finds_the_server_gone_as_it_starts_waits_for_it(private, caplog):
+    """The server answered when the process checked, and is gone when the worker registers (a failover
+    at that moment): the worker says so and waits, and runs the queue's job once the server is back.
+    Before, the registration's error ended the worker (its supervisor restarted it, traceback and all)."""
+    server, _ = private
+    ref = jobs.add.enqueue(1, 2)
+    w = Worker(["default"], concurrency=1, pump=False, park_timeout=0.5)
+    server.kill()
+    t = threading.Thread(target=w.run, daemon=True)
+    caplog.set_level("WARNING", logger="emq.worker")
+    t.start()
+    try:
+        wait_for(lambda: "retrying with backoff" in caplog.text, timeout=10, what="the worker to say so")
+        assert t.is_alive()
+        server.start()
+        wait_for(lambda: ref.get().state == "completed", timeout=20, what="the job done once the server is back")
+    finally:
+        w.stop()
+        t.join(timeout=10)
+    assert not t.is_alive() and "server back after" in caplog.text

@@ -1,9 +1,7 @@
 """The worker's claim and finish run as Valkey Functions (emq/core/functions.py): loaded on demand,
-each call starting from the preludes' state a script's run would have, on every server."""
+each call starting from the helpers' state a script's run would have, on every server."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
@@ -13,19 +11,15 @@ from emq.core.engine.queue import Queue
 from emq.core.records import Outcome
 from tests import jobs
 
-TOP_LOCAL = re.compile(r"^local (?!function )([\w, ]+?)\s*(?:=|$)", re.M)
 
-
-def test_every_top_level_local_of_the_preludes_is_reset_or_constant():
-    """A prelude's top-level local keeps its value between function calls: each is set afresh per call
+def test_every_top_level_local_of_the_helpers_is_reset_or_constant():
+    """A helper file's top-level local keeps its value between function calls: each is set afresh per call
     (RESET) or never changes (CONSTANTS), so a new one must be put in one of the two lists."""
     names = set()
-    for prelude in scripts.PRELUDES:
-        text = (scripts.LUA_DIR / f"{prelude}.lua").read_text()
-        for m in TOP_LOCAL.finditer(text):
-            names |= {n.strip() for n in m.group(1).split(",")}
+    for helper in scripts.LUA_DIR.glob("_*.lua"):
+        names |= functions.top_locals(helper.read_text())
     unknown = names - set(functions.RESET) - functions.CONSTANTS
-    assert not unknown, f"prelude locals in neither functions.RESET nor functions.CONSTANTS: {sorted(unknown)}"
+    assert not unknown, f"helper locals in neither functions.RESET nor functions.CONSTANTS: {sorted(unknown)}"
 
 
 @pytest.mark.parametrize("events_max", [0, 100])

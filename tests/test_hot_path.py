@@ -39,17 +39,20 @@ def test_a_claimed_job_decodes_to_what_its_constructor_builds(emq_env):
 def test_a_claims_jobs_of_several_functions_and_a_corrupt_one_each_decode_their_own_fields():
     """The decoder decodes a run of jobs with the same lease, attempts, backoff and limits once: a job
     that differs in any of them gets its own, and one that does not decode is quarantined alone."""
-    job = ["a", "1", "f", "[]", "{}", "", "30000|3|1,60|5|3600000,0|"]  # lease|attempts|backoff|due|limits|meta
-    other = ["b", "2", "g", "[1]", "{}", "g", "1000|5|2,9|6|0,500|"]
-    bad = ["c", "3", "f", "[]", "{}", "", "x|3|1,60|7|3600000,0|"]
-    limits = ["d", "4", "f", "[]", "{}", "", "30000|3|1,60|8||"]
-    decoded = Claimed.from_reply(["10", *job, *other, *bad, *job, *limits])
+    job = ["a", "1", "f", "[]", "{}", "", "30000|3|1,60|5|3600000,0||"]  # lease|attempts|backoff|due|limits|spared|meta
+    other = ["b", "2", "g", "[1]", "{}", "g", "1000|5|2,9|6|0,500||"]
+    bad = ["c", "3", "f", "[]", "{}", "", "x|3|1,60|7|3600000,0||"]
+    limits = ["d", "4", "f", "[]", "{}", "", "30000|3|1,60|8|||"]
+    spared = ["e", "5", "f", "[]", "{}", "", "30000|3|1,60|8|3600000,0|3|"]  # 3 claims given back: attempt 2
+    decoded = Claimed.from_reply(["10", *job, *other, *bad, *job, *limits, *spared, *job])
     assert [(c.id, c.lease_ms, c.max_attempts, c.backoff, c.timeout_ms, c.soft_timeout_ms) for c in decoded] == [
         ("a", 30000, 3, (1.0, 60.0), 3600000, 0), ("b", 1000, 5, (2.0, 9.0), 0, 500),
         ("c", 1000, 1, (1.0, 1.0), None, 0), ("a", 30000, 3, (1.0, 60.0), 3600000, 0),
-        ("d", 30000, 3, (1.0, 60.0), None, 0)]
+        ("d", 30000, 3, (1.0, 60.0), None, 0), ("e", 30000, 3, (1.0, 60.0), 3600000, 0),
+        ("a", 30000, 3, (1.0, 60.0), 3600000, 0)]
     assert [c.fault for c in decoded] == ["", "", "lease is not valid (invalid literal for int() with base 10: 'x')",
-                                          "", ""]
+                                          "", "", "", ""]
+    assert [(c.token, c.attempt) for c in decoded[-2:]] == [(5, 2), (1, 1)]  # a run's copy keeps no one's spared
 
 
 def test_a_claims_joined_fields_arrive_intact_and_a_bar_in_one_faults_only_its_job(emq_env, client):
@@ -84,7 +87,7 @@ def test_a_finish_batch_mixes_the_short_and_the_long_item_forms(emq_env, client)
     assert (q.get_job(d.id).error, q.get_job(e.id).state, q.get_job(f.id).state) == ("boom", "active", "dead")
 
 
-def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):
+def test_a_round_trip_survives_a_script_cache_flush(emq_env, client, server_url, embedded_url):
     """The raw pipeline reads every reply after NOSCRIPT and runs the scripts again, loaded."""
     if server_url != embedded_url:
         pytest.skip("SCRIPT FLUSH would hit everyone on a shared server")
@@ -92,8 +95,8 @@ def test_finish_and_claim_survives_a_script_cache_flush(emq_env, client, server_
     jobs.add.enqueue_many([((i, 1), {}) for i in range(4)])
     (first,) = q.bclaim(1, "w")
     client.script_flush()
-    statuses, claimed = q.finish_and_claim([Outcome(first.id, first.token, "completed", "2")], 3, "w")
-    assert statuses == ["completed"] and len(claimed) == 3
+    ex = q.exchange([Outcome(first.id, first.token, "completed", "2")], 3, "w")
+    assert ex.states == ["completed"] and len(ex.claimed) == 3 and ex.error is None
     assert q.get_job(first.id).result == 2
 
 
@@ -118,6 +121,7 @@ def test_blocking_clients_read_longer_than_they_block(emq_env):
     assert client.connection_pool.connection_kwargs["socket_timeout"] == 35
 
 
+@pytest.mark.timing
 def test_jobs_of_a_batch_that_block_each_get_a_thread_within_moments(emq_env):
     """A batch wakes one slot thread; jobs that block (releasing the GIL) still each get a thread within
     moments, not one after another (a thread that takes a job while more are ready wakes one more)."""
@@ -130,3 +134,23 @@ def test_jobs_of_a_batch_that_block_each_get_a_thread_within_moments(emq_env):
     started = time.monotonic()
     assert w.run() == 0
     assert w.processed == 5 and time.monotonic() - started < 4.0  # one after another: 5 s at least
+
+
+def test_the_claims_decoder_quarantines_bad_data_and_raises_its_own_bugs(monkeypatch):
+    """A field that does not decode (bad JSON, a bad number, the wrong shape) faults its job alone; an
+    error of the decoder's own code with good data is raised, not turned into "corrupt" for every job."""
+    from emq.core import records
+
+    good = ["a", "1", "f", "[]", "{}", "", "30000|3|1,60|5|3600000,0||"]
+    short = ["b", "2", "f", "[]", "{}", "", "30000|3"]  # the joined fields cut short: the wrong shape
+    kwargs = ["c", "3", "f", "[]", "[]", "", "30000|3|1,60|5|3600000,0||"]  # kwargs a list, not an object
+    decoded = Claimed.from_reply(["10", *good, *short, *kwargs])
+    assert [c.fault for c in decoded] == ["", "the claim's joined fields are 2, not 7: '30000|3'",
+                                          "kwargs is not valid (not a JSON dict)"]
+
+    def broken(cls):  # stands for a bug in the decoder's own code
+        raise TypeError("the decoder's bug")
+
+    monkeypatch.setattr(records, "_new", broken)
+    with pytest.raises(TypeError, match="the decoder's bug"):
+        Claimed.from_reply(["10", *good])

@@ -20,7 +20,7 @@ from emq.core.records import Outcome
 from emq.testing import check_invariants, delete_prefix, run_until_empty
 from tests import jobs
 from tests.fleet import Fleet, fleet_for
-from tests.procs import wait_for
+from tests.procs import no_new_connection, wait_for
 
 
 def groups_of(claims) -> list:
@@ -274,7 +274,7 @@ def parked(tmp_path_factory):
     raw = redis.Redis.from_url(url, decode_responses=True)
     try:
         with override_settings(**env):
-            procs = [crew.worker("--concurrency", "4") for _ in range(4)]
+            procs = [crew.worker("--concurrency", "4", "--no-supervise") for _ in range(4)]  # CPU and pids: theirs
             crew.wait_workers(4)
             yield env, raw, procs
             delete_prefix(raw, env["EMQ_PREFIX"])
@@ -305,9 +305,11 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks of 1/100 s
 
 
+@pytest.mark.timing
 def test_four_idle_workers_send_at_most_40_commands_in_10_seconds(private):
     """Counted from INFO commandstats, where each call a script makes counts too; ~0 CPU meanwhile."""
     raw, procs = private
+    wait_for(lambda: no_new_connection(raw), timeout=30, what="the workers done starting")
     raw.config_resetstat()
     cpu = [_cpu_seconds(p.pid) for p in procs]
     time.sleep(10)  # the measurement window itself
@@ -324,6 +326,7 @@ def test_four_idle_workers_send_at_most_40_commands_in_10_seconds(private):
     assert max(cpu) <= 0.2
 
 
+@pytest.mark.timing
 def test_a_job_enqueued_to_idle_workers_starts_within_5_ms_at_the_median(private):
     raw, _ = private
     q = emq.queue("default")
@@ -339,6 +342,7 @@ def test_a_job_enqueued_to_idle_workers_starts_within_5_ms_at_the_median(private
     assert median <= 5.0
 
 
+@pytest.mark.timing
 def test_200_jobs_of_50ms_spread_over_4_parked_workers_finish_within_1s(private):
     raw, procs = private
     q = emq.queue("default")

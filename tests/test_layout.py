@@ -14,6 +14,7 @@ import emq
 
 EMQ = Path(emq.__file__).parent
 MODULE_LINES, CLASS_LINES, FUNCTION_LINES = 300, 150, 40
+ONE_JOB = "One job:"  # a class's docstring paragraph saying why it passes CLASS_LINES with one duty
 
 
 def _sources() -> list[tuple[str, ast.Module, int]]:
@@ -36,9 +37,16 @@ def test_no_module_is_long():
 
 
 def test_no_class_is_long():
-    long = [(path, name, n) for path, tree, _ in _sources() for name, n in _spans(tree, (ast.ClassDef,))
-            if n > CLASS_LINES]
-    assert not long, f"classes over {CLASS_LINES} lines (give a duty its own class): {long}"
+    """The bar is one duty a class: one past CLASS_LINES has one job that its lines mislead about, and its
+    docstring says why (a paragraph that starts with ONE_JOB); none passes MODULE_LINES."""
+    long = []
+    for path, tree, _ in _sources():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and (n := node.end_lineno - node.lineno + 1) > CLASS_LINES:
+                why = any(p.startswith(ONE_JOB) for p in (ast.get_docstring(node) or "").split("\n\n"))
+                if not why or n > MODULE_LINES:
+                    long.append((path, node.name, n))
+    assert not long, f"classes over {CLASS_LINES} lines (give a duty its own class, or say its one job): {long}"
 
 
 def test_no_function_is_long():

@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-import emq
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.jobs import JobContext
@@ -43,7 +42,7 @@ def fleet(emq_env, tmp_path):
 
 def test_lease_length_is_a_job_option_in_seconds(emq_env):
     """Default 30 s, ``@emq.job(lease=...)``, and ``.using(lease=...)`` per call."""
-    q = emq.queue("default")
+    q = Queue("default")
     jobs.add.enqueue(1, 1)
     jobs.renews_itself.enqueue(0)
     jobs.add.using(lease=7.5).enqueue(2, 2)
@@ -56,7 +55,7 @@ def test_lease_length_is_a_job_option_in_seconds(emq_env):
 
 def test_extend_release_finish_with_a_wrong_token_or_missing_job_change_nothing(emq_env):
     """Only the holder of the current token of an active job may extend, release or finish it."""
-    q = emq.queue("default")
+    q = Queue("default")
     ref = jobs.add.enqueue(1, 2)
     (old,) = q.bclaim(1, "w1")
     assert q.release_lock(ref.id, old.token) is True
@@ -81,7 +80,7 @@ def test_extend_release_finish_with_a_wrong_token_or_missing_job_change_nothing(
 
 
 def test_extend_lock_moves_the_expiry_on_the_server_clock(emq_env):
-    q = emq.queue("default")
+    q = Queue("default")
     jobs.add.enqueue(1, 2)
     (c,) = q.bclaim(1, "w")
     now = server_ms(q.client)
@@ -92,7 +91,7 @@ def test_extend_lock_moves_the_expiry_on_the_server_clock(emq_env):
 
 
 def test_release_gives_the_job_back_now_or_later_and_keeps_the_attempt(emq_env):
-    q = emq.queue("default")
+    q = Queue("default")
     first, second = jobs.add.enqueue(1, 1), jobs.add.enqueue(2, 2)
     a, b = q.bclaim(2, "w")
     jobs.add.enqueue(3, 3)
@@ -111,7 +110,7 @@ def test_release_gives_the_job_back_now_or_later_and_keeps_the_attempt(emq_env):
 
 def test_sweep_reclaims_expired_leases_and_records_each_reclaim(emq_env):
     """Expired on the server clock: back to ready (head of its lane), counted, recorded for the admin."""
-    q = emq.queue("default")
+    q = Queue("default")
     ref = jobs.add.enqueue(1, 1)
     keep = jobs.add.enqueue(2, 2)
     c, _ = q.bclaim(2, "worker-1")
@@ -148,7 +147,7 @@ def test_the_pump_parks_until_the_earliest_lease_expiry_not_its_cap(emq_env, set
 
 
 def test_a_job_stalling_more_than_max_stalled_times_is_dead_as_stalled(emq_env):
-    q = emq.queue("default")
+    q = Queue("default")
     ref = jobs.add.using(max_stalled=2).enqueue(1, 1)
     for attempt in (1, 2, 3):
         (c,) = wait_for(lambda: q.bclaim(1, "w"), what="job ready again")
@@ -161,7 +160,7 @@ def test_a_job_stalling_more_than_max_stalled_times_is_dead_as_stalled(emq_env):
 
 
 def test_context_carries_the_job_and_its_fencing_token(emq_env):
-    q = emq.queue("default")
+    q = Queue("default")
     ref = jobs.add.enqueue(0, 0)
     (c,) = q.bclaim(1, "w")
     ctx = JobContext(c.id, "default", c.token, c.token, c.lease_ms)
@@ -201,6 +200,40 @@ def test_job_renewing_through_its_context_runs_3x_its_lease_and_is_never_reclaim
     assert q.get_job(idle.id).stalled == 1
 
 
+def test_a_renewal_that_crosses_its_jobs_finish_warns_of_no_lost_lease(emq_env, caplog, monkeypatch):
+    """A renewal takes its list of held jobs, then its round trip; a job that ends meanwhile is finished on
+    the loop's connection first and the renewal answers stale for it. That is no lost lease: no warning
+    (issue #34: 43 of them in a drain of 1M jobs; 97 to 188 in drains of 100,000 jobs of 1 s leases under
+    CPU load).
+    A lease the sweep really took still says so."""
+    from emq.runtime.held import Held
+    from emq.runtime.leases import Leases
+
+    q = Queue("default")
+    jobs.add.using(lease=1).enqueue_many([((i, i), {}) for i in range(2)])
+    done, taken = q.bclaim(2, "w")
+    leases = Leases([q])
+    mine, lost = Held(q, done), Held(q, taken)
+    leases.hold_all([mine, lost])
+    expire(q, [taken], 50)
+    wait_for(lambda: server_ms(q.client) > q.client.zscore(q.keys.leases, taken.id), what="the lease to expire")
+    assert q.sweep() == [taken.id]
+    listed = leases.of_queue
+
+    def crossed(name):  # the loop's pass between the renewal's list and its round trip
+        held = listed(name)
+        leases.drop_all([mine])
+        assert q.finish([Outcome(done.id, done.token, "completed", "2")]) == ["completed"]
+        return held
+
+    monkeypatch.setattr(leases, "of_queue", crossed)
+    with caplog.at_level("WARNING", logger="emq.worker"):
+        leases._renewers["default"].renew()
+    lines = [r.getMessage() for r in caplog.records if "lost its lease" in r.getMessage()]
+    assert lines == [f"job id={taken.id} name=tests.jobs.add lost its lease (stale): stopping it"]
+    assert len(leases) == 0
+
+
 # -- real worker processes ---------------------------------------------------------------------
 
 
@@ -209,10 +242,10 @@ def test_sigkill_of_a_worker_holding_50_leases_loses_none_and_runs_none_twice(em
     q = Queue("default")
     runs = tmp_path / "runs"
     refs = jobs.hold_first.using(lease=LEASE_S).enqueue_many([((str(runs), f"j{i}"), {}) for i in range(50)])
-    doomed = fleet.worker("--no-pump", "--concurrency", "50")
+    doomed = fleet.worker("--no-pump", "--concurrency", "50", "--no-supervise")  # its kill is a crash
     wait_for(lambda: q.counts().active == 50, timeout=30, what="50 jobs leased by the first worker")
     doomed_id = q.client.hget(q.keys.job(refs[0].id), "worker")
-    rescuer = fleet.worker("--concurrency", "50", env={"EMQ_PUMP_PARK": str(PARK_S)})
+    rescuer = fleet.worker("--concurrency", "50", "--no-supervise", env={"EMQ_PUMP_PARK": str(PARK_S)})
     wait_for(lambda: q.client.get(q.keys.leader), timeout=30, what="the rescuer's Pump leads")
 
     killed_ms, killed = server_ms(q.client), time.monotonic()
@@ -242,19 +275,23 @@ def test_frozen_worker_past_its_lease_gets_stale_and_changes_no_result(emq_env, 
     q = Queue("default")
     runs = tmp_path / "runs"
     refs = jobs.hold_first.using(lease=1).enqueue_many([((str(runs), f"s{i}", 1.0), {}) for i in range(5)])
-    frozen = fleet.worker("--no-pump", "--concurrency", "5")
+    frozen = fleet.worker("--no-pump", "--concurrency", "5", "--no-supervise")  # SIGSTOP freezes it
     wait_for(lambda: q.counts().active == 5, timeout=30, what="5 jobs leased by the first worker")
     os.kill(frozen.pid, signal.SIGSTOP)
     fleet.pump(env={"EMQ_PUMP_PARK": "0.2"})
-    other = fleet.worker("--no-pump", "--concurrency", "5")
+    other = fleet.worker("--no-pump", "--concurrency", "5", "--no-supervise")
     wait_for(lambda: q.counts().completed == 5, timeout=30, what="the other worker completes the reclaimed jobs")
     stored = {r.id: q.client.hgetall(q.keys.job(r.id)) for r in refs}
     assert all(q.get_job(r.id).result == {"attempt": 2, "pid": other.pid} for r in refs)
 
     os.kill(frozen.pid, signal.SIGCONT)
     wait_for(lambda: stat(q, "stale") == 5, timeout=20, what="the 5 late finishes answered stale")
-    wait_for(lambda: len(runs.read_text().split()) == 30, what="the frozen worker's late runs ended")
+    # Thawed, a late run either writes its note or is stopped first (its renewal answered stale): either
+    # way its outcome is refused, and the other worker's five runs are the ones stored.
     assert {r.id: q.client.hgetall(q.keys.job(r.id)) for r in refs} == stored, "no stored result changed"
+    notes = runs.read_text().splitlines()
+    assert sorted(n.split()[1:] for n in notes if n.endswith(f" {other.pid}")) == [["2", str(other.pid)]] * 5
+    assert all(n.split()[1:] == ["1", str(frozen.pid)] for n in notes if not n.endswith(f" {other.pid}")), notes
     # A batch's lines are written during the worker's next round trip or before it waits: soon, not at once.
     wait_for(lambda: fleet.log(frozen).count("state=stale") >= 5, timeout=10, what="5 stale lines in its log")
     log = fleet.log(frozen)
@@ -269,14 +306,14 @@ def test_a_job_that_kills_its_worker_ends_dead_as_stalled_while_others_complete(
     killer = jobs.kill_my_worker.enqueue(str(starts))  # lease 1 s, max_stalled 1 (the default)
     others = jobs.nap.enqueue_many([((0.05,), {}) for _ in range(150)])
     fleet.pump(env={"EMQ_PUMP_PARK": "0.2"})
-    workers = [fleet.worker("--no-pump", "--concurrency", "1") for _ in range(2)]
+    workers = [fleet.worker("--no-pump", "--concurrency", "1", "--no-supervise") for _ in range(2)]  # restarted here
     restarts = 0
 
     def settled() -> bool:
         nonlocal restarts
         for i, w in enumerate(workers):
             if w.poll() is not None:
-                workers[i] = fleet.worker("--no-pump", "--concurrency", "1")
+                workers[i] = fleet.worker("--no-pump", "--concurrency", "1", "--no-supervise")
                 restarts += 1
         return q.get_job(killer.id).state == "dead" and q.counts().completed == len(others)
 

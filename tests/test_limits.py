@@ -10,6 +10,7 @@ import pytest
 
 import emq
 from emq.core.engine import Queue
+from emq.runtime import exits
 from emq.runtime.worker import Worker
 from emq.testing import run_until_empty
 from tests import jobs
@@ -128,6 +129,63 @@ def test_a_worker_reports_the_timeout_at_the_deadline_even_for_code_blocked_in_c
     assert 0 <= late <= 500 and not t.is_alive()
 
 
+def _serving(w: Worker) -> threading.Thread:
+    t = threading.Thread(target=w.run)
+    t.start()
+    return t
+
+
+@pytest.mark.one_server  # its subject is the worker's threads, not the server
+def test_threads_that_overrun_their_limit_by_less_than_the_limit_again_never_recycle_a_worker(emq_env, settings):
+    """Jobs blocked in C past their 1 s limit that return 0.4 s later (a sleep, a slow call with its own
+    timeout): each attempt ends at its limit and its slot gets a fresh thread, and none counts toward
+    recycling (issue #34: 1 % such jobs made a pool churn, 57 exits in 10 minutes). A thread counts as
+    abandoned at twice its run when stopped: here 2 s, never reached."""
+    settings.EMQ_TIMEOUT_GRACE = 0.1
+    settings.EMQ_MAX_ABANDONED = 1
+    q = Queue("default")
+    late = jobs.sleep_for.using(timeout=1, max_attempts=1).enqueue_many([((1.4,), {}) for _ in range(3)])
+    w = Worker(["default"], concurrency=4, pump=False, park_timeout=0.5)
+    t = _serving(w)
+    try:
+        wait_for(lambda: all(q.get_job(r.id).state == "dead" for r in late), timeout=10, what="the limits")
+        on_time = jobs.add.enqueue_many([((i, 1), {}) for i in range(20)])
+        wait_for(lambda: not w.deadlines.watched, timeout=10, what="every stopped thread's abandon check")
+        wait_for(lambda: all(q.get_job(r.id).state == "completed" for r in on_time), what="the jobs behind")
+        assert w.deadlines.abandoned == [] and not w.deadlines.exhausted and w.stopping is None
+    finally:
+        w.stop()
+        t.join(timeout=10)
+    assert {errors_of(q.get_job(r.id))[0] for r in late} == {"emq.errors.JobTimeout"}
+
+
+@pytest.mark.one_server  # its subject is the worker's threads, not the server
+def test_an_abandoned_thread_counts_toward_recycling_only_while_it_is_stuck(emq_env, settings):
+    """EMQ_MAX_ABANDONED = 2: a thread stuck past twice its limit counts, and stops counting once its
+    call returns; two stuck at once drain the worker, which returns RECYCLE."""
+    settings.EMQ_TIMEOUT_GRACE = 0.1
+    settings.EMQ_MAX_ABANDONED = 2
+    stuck = jobs.sleep_for.using(timeout=0.5, max_attempts=1)
+    w = Worker(["default"], concurrency=2, pump=False, park_timeout=0.5)
+    codes = []
+    t = threading.Thread(target=lambda: codes.append(w.run()))
+    t.start()
+    try:
+        stuck.enqueue(2.5)
+        first = wait_for(lambda: w.deadlines.abandoned and w.deadlines.abandoned[0], timeout=10, what="abandoned")
+        wait_for(lambda: not first.running, timeout=10, what="its sleep to end")
+        stuck.enqueue(10)
+        wait_for(lambda: w.deadlines.abandoned[-1] is not first, timeout=10, what="a second one abandoned")
+        assert w.deadlines.abandoned[0] is not first and not w.deadlines.exhausted  # one stuck: the one that returned
+        stuck.enqueue(10)
+        wait_for(lambda: w.deadlines.exhausted, timeout=10, what="two stuck at once")
+        t.join(timeout=20)
+    finally:
+        w.stop()
+        t.join(timeout=10)
+    assert codes == [exits.RECYCLE]
+
+
 # -- real worker processes -------------------------------------------------------------------------
 
 
@@ -171,7 +229,7 @@ def test_sys_exit_is_recorded_and_the_same_worker_completes_ten_more(emq_env, fl
     q = Queue("default")
     ref = jobs.exits.enqueue(3)
     more = jobs.pid.enqueue_many([((), {}) for _ in range(10)])
-    w = fleet.worker("--concurrency", "1", "--no-pump")
+    w = fleet.worker("--concurrency", "1", "--no-pump", "--no-supervise")  # the jobs' pid is its own
     wait_for(lambda: q.counts().completed == 10, timeout=20, what="ten more jobs completed")
     job = q.get_job(ref.id)
     assert (job.state, errors_of(job)) == ("dead", ["SystemExit"]) and job.error.startswith("SystemExit: 3\n")
@@ -179,12 +237,13 @@ def test_sys_exit_is_recorded_and_the_same_worker_completes_ten_more(emq_env, fl
     assert q.counts().active == 0
 
 
-def test_a_worker_with_too_many_stuck_threads_drains_and_exits_non_zero(emq_env, fleet):
+def test_a_worker_with_too_many_stuck_threads_drains_and_exits_to_be_recycled(emq_env, fleet):
+    """--no-supervise: the worker drains and exits RECYCLE (75) for its process manager to restart it."""
     q = Queue("default")
     env = {"EMQ_TIMEOUT_GRACE": "0.2", "EMQ_MAX_ABANDONED": "2"}
     stuck = jobs.sleep_forever.using(max_attempts=1).enqueue_many([((), {}) for _ in range(2)])
-    w = fleet.worker("--concurrency", "2", "--no-pump", env=env)
-    assert w.wait(timeout=20) == 1
+    w = fleet.worker("--concurrency", "2", "--no-pump", "--no-supervise", env=env)
+    assert w.wait(timeout=20) == exits.RECYCLE
     log = fleet.log(w)
     assert "2 job threads are stuck past their time limits (EMQ_MAX_ABANDONED=2)" in log, log[-2000:]
     assert [q.get_job(r.id).state for r in stuck] == ["dead", "dead"] and q.counts().active == 0
@@ -230,6 +289,6 @@ def test_limits_that_fall_as_jobs_return_settle_each_attempt_once_and_keep_every
     kinds = {e.split(":", 1)[0] for r in refs for e in [q.get_job(r.id).error or "completed:"]}
     print(f"\n300 jobs ending at their limits: {states.count('completed')} completed, {states.count('dead')} dead "
           f"({sorted(kinds)}); live slot threads {len(w.slots.threads)}; stale {q.client.hget(q.keys.stats, 'stale')}")
-    assert not t.is_alive() and w.running == 0 and c.active == 0
+    assert not t.is_alive() and w.jobs.running == 0 and c.active == 0
     assert set(states) <= {"completed", "dead"} and len(w.slots.threads) == 4
     assert kinds <= {"completed", "emq.errors.JobTimeout", "emq.errors.SoftTimeLimit"}

@@ -20,21 +20,18 @@ from emq.runtime.worker import Worker
 from emq.testing import run_until_empty
 from tests import jobs
 from tests.conftest import on_the_cluster
-from tests.procs import wait_for
+from tests.procs import running, wait_for
 
 
 @pytest.fixture
 def worker(emq_env):
     """A worker running in a thread of this process for the whole test (queues default and live)."""
-    w = Worker(["default", "live"], concurrency=4, park_timeout=1.0)
-    t = threading.Thread(target=w.run, daemon=True)
-    t.start()
-    wait_for(lambda: w.heartbeat.thread.is_alive(), what="the worker to be up")
-    yield w
-    w.stop()
-    t.join(timeout=10)
+    with running(Worker(["default", "live"], concurrency=4, park_timeout=1.0)) as w:
+        wait_for(lambda: w.heartbeat.thread.is_alive(), what="the worker to be up")
+        yield w
 
 
+@pytest.mark.timing
 def test_wait_returns_within_20_ms_of_the_finish(worker):
     lags = []
     for _ in range(5):
@@ -125,19 +122,21 @@ def test_a_parked_waiter_sends_no_command_while_it_waits(request, emq_env):
 
 
 @pytest.mark.one_server
-def test_progress_100_000_times_costs_nothing_measurable(worker):
-    """100,000 rounds of a job with ctx.progress each round against the same rounds without it,
+def test_progress_20_000_times_costs_nothing_measurable(worker):
+    """20,000 rounds of a job with ctx.progress each round against the same rounds without it,
     interleaved inside one job on a worker (both see the same machine). What it guards: progress
     is kept in memory and written with the renewal, never a round trip a call (that would cost
     ~100x, not percent). The bound is loose on purpose: the speed itself is make bench's to
-    measure, and a 5 % bound failed on a loaded 2-core machine at 1.051."""
+    measure, and a 5 % bound failed on a loaded 2-core machine at 1.051. (100,000 rounds took
+    30 s on that machine and told no more.)"""
     ratios = []
     for _ in range(3):
-        plain, reporting = jobs.crunch.enqueue(100_000).wait(timeout=60).result
+        plain, reporting = jobs.crunch.enqueue(20_000).wait(timeout=60).result
         ratios.append(reporting / plain)
     assert min(ratios) <= 1.25, ratios
 
 
+@pytest.mark.timing
 def test_get_job_reads_the_last_progress_within_a_second(worker, client):
     key = f"{emq_prefix(client)}-progress"
     ref = jobs.reports_via_current.enqueue(key, 2.0)
@@ -149,6 +148,18 @@ def test_get_job_reads_the_last_progress_within_a_second(worker, client):
     wait_for(lambda: ref.get().progress == 0.75, timeout=1.0, what="progress 0.75 within 1 s")
     assert time.monotonic() - seen < 5
     assert ref.wait(timeout=10).result == "done"
+
+
+@pytest.mark.parametrize("job", [jobs.reports_to_the_end, jobs.reports_to_the_end_async], ids=["plain", "async"])
+@pytest.mark.parametrize("queues", [["default"], ["default", "live"]], ids=["one-queue", "two-queues"])
+def test_the_last_progress_before_a_job_returns_is_kept(emq_env, job, queues):
+    """Reports within the last second of a job are not lost with its finish: the last one is written first
+    (in the finish's round trip: pipelined on the loop's own connection, or one queue at a time)."""
+    refs = job.enqueue_many([((n,), {}) for n in (1, 3, 50)])
+    run_until_empty(queues)
+    for ref, n in zip(refs, (1, 3, 50), strict=True):
+        done = ref.get()
+        assert (done.state, done.progress, done.progress_note) == ("completed", 1.0, f"step {n} of {n}")
 
 
 def emq_prefix(client) -> str:
@@ -198,7 +209,7 @@ def test_events_are_off_by_default(emq_env):
 
 
 def test_every_script_compiles_with_and_without_events(client, emq_env):
-    """Each operation with the preludes it carries (events on and off) loads on the server."""
+    """Each operation with the helpers it includes (events on and off) loads on the server."""
     from emq.core import scripts
 
     for name in scripts.names():

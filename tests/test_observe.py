@@ -348,8 +348,12 @@ def test_shutdown_says_what_it_does(emq_env):
     try:
         wait_for(lambda: Queue("default").counts().active == 3, timeout=20, what="3 jobs running")
         proc.send_signal(signal.SIGTERM)
-        lines = []
-        wait_for(lambda: lines.append(proc.stderr.readline()) or "stopping:" in lines[-1], timeout=10, what="stopping")
+        lines: list[str] = []
+        try:  # the loop says it on its next pass; 30 s: a CI run once saw no line in 10 s under load
+            wait_for(lambda: lines.append(proc.stderr.readline()) or "stopping:" in lines[-1], timeout=30,
+                     what="stopping")
+        except AssertionError as exc:  # say what the worker said instead, and whether it still runs
+            raise AssertionError(f"{exc}; its stderr: {[x for x in lines if x][-20:]!r}; exit {proc.poll()}") from None
         assert lines[-1].rstrip().endswith("stopping: waiting for 3 running jobs (grace 30 s)")
         proc.send_signal(signal.SIGTERM)
         _, rest = proc.communicate(timeout=20)

@@ -97,3 +97,52 @@ def test_eager_with_on_commit_runs_at_commit_only(emq_isolated, tmp_path):
             jobs.touch.enqueue_on_commit(str(out), text="committed")
             assert not out.exists()
     assert out.read_text() == "committed\n"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_on_commit_setting_makes_every_enqueue_wait_for_the_commit(emq_env, settings):
+    """EMQ_ENQUEUE_ON_COMMIT: enqueue, enqueue_in and enqueue_many inside a transaction mint at commit;
+    on_commit=False still mints at once; a rollback mints nothing."""
+    settings.EMQ_ENQUEUE_ON_COMMIT = True
+    with transaction.atomic():
+        now = jobs.add.enqueue(1, 2)
+        later = jobs.add.enqueue_in(60, 3, 4)
+        many = jobs.add.enqueue_many([((5, 6), {}), ((7, 8), {})])
+        at_once = jobs.add.using(on_commit=False).enqueue(9, 9)
+        assert emq.get_job(at_once.id).state == "ready" and Queue("default").counts().ready == 1
+        assert now.enqueued_at is None
+    counts = Queue("default").counts()
+    assert (counts.ready, counts.scheduled) == (4, 1) and emq.get_job(now.id).args == [1, 2]
+    assert [emq.get_job(r.id).args for r in many] == [[5, 6], [7, 8]] and emq.get_job(later.id).state == "scheduled"
+    with pytest.raises(Boom), transaction.atomic():
+        jobs.add.enqueue(0, 0)
+        raise Boom
+    assert Queue("default").counts().ready == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enqueue_on_commit_setting_outside_a_transaction_mints_at_once(emq_env, settings):
+    settings.EMQ_ENQUEUE_ON_COMMIT = True
+    ref = jobs.add.enqueue(2, 2)
+    assert ref.enqueued_at is not None and emq.get_job(ref.id).state == "ready"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_the_setting_enqueue_inside_a_transaction_mints_at_once(emq_env):
+    """The default: an @emq.job exists when enqueue returns, transaction or not (on_commit= per job)."""
+    with transaction.atomic():
+        ref = jobs.add.enqueue(2, 2)
+        assert emq.get_job(ref.id).state == "ready"
+
+
+@pytest.mark.django_db
+def test_run_until_empty_keeps_the_tests_transaction_and_connection(emq_env):
+    """run_until_empty inside a test's transaction: its Pump's row sync, which starts in the caller's thread,
+    closed that thread's connection (its autocommit differs in a transaction), and on PostgreSQL every later
+    query of the test, and of the next tests, failed with "the connection is closed"."""
+    from django.contrib.auth.models import User
+
+    User.objects.create(username="made-before")
+    jobs.add.enqueue(1, 2)
+    run_until_empty()
+    assert User.objects.filter(username="made-before").exists()

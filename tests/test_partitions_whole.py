@@ -101,6 +101,12 @@ def test_the_queue_handle_acts_on_the_partition_holding_each_job(clicks):
     assert {emq.get_job(i, "clicks").state for i in marked} == {"ready"}
 
 
-def test_a_partitioned_queue_refuses_a_one_partition_operation_by_its_logical_name(clicks):
-    with pytest.raises(AttributeError, match="partitions"):
-        emq.queue("clicks").bclaim(1, "w")
+def test_a_queue_has_the_same_methods_partitioned_or_not(clicks):
+    """emq.Queue is the logical queue: its methods do not change with EMQ_PARTITIONS, and the worker's
+    one-partition operations (claim, finish) are not among them."""
+    assert emq.Queue is emq.LogicalQueue and isinstance(emq.queue("clicks"), emq.Queue)
+    partitioned, plain = emq.queue("clicks"), emq.queue("default")
+    assert len(partitioned.partitions) > 1 and len(plain.partitions) == 1
+    assert dir(partitioned) == dir(plain)
+    for name in ("bclaim", "finish", "mint", "keys", "client"):
+        assert not hasattr(partitioned, name) and not hasattr(plain, name)

@@ -19,7 +19,7 @@ from emq.core.records import Outcome
 from emq.testing import delete_prefix, run_until_empty
 from tests import jobs
 from tests.fleet import Fleet
-from tests.procs import wait_for
+from tests.procs import no_new_connection, wait_for
 
 
 def test_a_paused_queue_is_claimed_by_nobody_and_its_jobs_stay_ready(emq_env):
@@ -77,6 +77,19 @@ def test_pause_of_a_partitioned_queue_covers_every_partition_and_a_group_its_own
     assert lq.of_group("tenant-7").paused("tenant-7") and lq.paused("tenant-7")
 
 
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_paused_answers_for_the_queue_and_paused_groups_lists_the_lanes(emq_env, settings, partitions):
+    """A paused lane leaves the queue running (paused() is False); paused_groups() names the paused lanes."""
+    settings.EMQ_PARTITIONS = {"clicks": partitions}
+    lq = emq.queue("clicks")
+    lq.pause("tenant-7")
+    lq.pause("tenant-9")
+    assert (lq.paused(), lq.paused("tenant-7"), lq.paused("tenant-8")) == (False, True, False)
+    assert lq.paused_groups() == ["tenant-7", "tenant-9"]
+    lq.resume("tenant-7")
+    assert lq.paused_groups() == ["tenant-9"]
+
+
 # -- real worker processes on a server of their own (INFO commandstats must see only them) -----------
 
 
@@ -115,6 +128,7 @@ def private(request, tmp_path):
             pass
 
 
+@pytest.mark.timing
 def test_a_queue_paused_for_3_s_under_2_workers_starts_nothing_and_resumes_at_once(private):
     """100 ready jobs; parked workers send at most 10 commands meanwhile; resumed, all 100 complete."""
     kind, raw, crew = private
@@ -122,6 +136,7 @@ def test_a_queue_paused_for_3_s_under_2_workers_starts_nothing_and_resumes_at_on
         crew.worker("--concurrency", "4", env={"EMQ_PUMP_PARK": "60"})
     crew.wait_workers(2)
     wait_for(lambda: raw.info("clients")["blocked_clients"] >= 3, timeout=20, what="2 workers parked")
+    wait_for(lambda: no_new_connection(raw), timeout=30, what="the workers done starting")
     q, lq = Queue("default"), emq.queue("default")
     lq.pause()
     refs = jobs.nap.enqueue_many([((0.01,), {}) for _ in range(100)])

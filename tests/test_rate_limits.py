@@ -12,7 +12,7 @@ import emq
 from emq.core.connection import get_client
 from emq.core.engine import Queue
 from emq.runtime.worker import Worker
-from emq.testing import check_invariants, walk_counts
+from emq.testing import check_invariants, run_until_empty, walk_counts
 from tests import jobs
 from tests.fleet import fleet_for
 from tests.procs import server_ms, wait_for
@@ -112,6 +112,7 @@ def test_rate_limits_from_settings_are_checked(emq_env, settings):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_a_group_at_10_per_second_starts_50_in_5_seconds_while_another_drains(emq_env):
     emq.set_rate_limit("default", 10, 1, group="limited")
     limited = jobs.add.using(group="limited").enqueue_many([((i, 0), {}) for i in range(120)])
@@ -195,7 +196,7 @@ def test_rate_limited_holds_only_its_group_and_spends_no_attempt(emq_env, tmp_pa
 
 
 def test_a_limited_queue_turns_its_plain_groups_as_the_others(emq_env):
-    """bclaim's inline turn of a plain group (no limit of its own, no hold; _flowctl's limits are read
+    """bclaim's inline turn of a plain group (no limit of its own, no hold; _rates.lua's limits are read
     for the whole queue): ring order, the spare of a group with more jobs, priorities, a held group
     still on the ring, and the counters stay exact."""
     q = Queue("default")
@@ -203,7 +204,7 @@ def test_a_limited_queue_turns_its_plain_groups_as_the_others(emq_env):
     for g, n in (("slow", 3), ("a", 1), ("b", 3), ("c", 2), ("p", 1), ("h", 2)):
         jobs.add.using(group=g).enqueue_many([((g, i), {}) for i in range(n)])
     jobs.add.using(group="p", priority=5).enqueue("p", 1)  # p enters priority mode: its lane holds markers
-    # A hold on a group still on the ring (a job's RateLimited does this: _flowctl.rate_limited).
+    # A hold on a group still on the ring (a job's RateLimited does this: _holds.rate_limited).
     q.client.zadd(q.keys.rhold, {"h": server_ms(q.client) + 60_000})
     claims = q.bclaim(100, "w")
     assert [(c.args[0], c.args[1]) for c in claims] == [
@@ -214,3 +215,26 @@ def test_a_limited_queue_turns_its_plain_groups_as_the_others(emq_env):
     assert not q.client.exists(q.keys.ns + "prio"), "p's lane emptied: it left priority mode"
     check_invariants(q)
     assert q.counts().ready == 4 == walk_counts("default")["ready"]  # slow's 2 and the held h's 2
+
+
+def test_a_burst_worker_waits_for_rate_limited_jobs(emq_env):
+    """run_until_empty (a burst worker) ends only once the jobs a rate limit held back have run too."""
+    emq.set_rate_limit("default", 2, 1, group="limited")
+    refs = jobs.add.using(group="limited").enqueue_many([((i, 0), {}) for i in range(5)])
+    started = time.monotonic()
+    run_until_empty()
+    assert [r.get().state for r in refs] == ["completed"] * 5
+    assert time.monotonic() - started < 10  # the holds' length (2 s), not a horizon's
+    times = starts(refs)
+    assert most_in_a_window(times, 1000) <= 2
+
+
+def test_a_run_after_a_rate_limit_hold_is_still_the_first_attempt(emq_env, tmp_path):
+    """The hold spends no attempt: the run after it counts itself attempt 1 (ctx.attempt, and so the
+    backoff, the log line and the trace), though its claim took a new fencing token."""
+    ref = jobs.attempt_after_a_hold.enqueue(str(tmp_path / "hit"))
+    deadline = time.monotonic() + 10
+    while emq.get_job(ref.id).state != "completed" and time.monotonic() < deadline:
+        run_until_empty()
+    job = emq.get_job(ref.id)
+    assert (job.state, job.result, job.attempts) == ("completed", 1, 1)

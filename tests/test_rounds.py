@@ -55,9 +55,9 @@ def test_a_worker_of_short_jobs_prefetches_and_runs_each_once(emq_env, request):
     w = Worker(["default"], concurrency=16, pump=False, burst=True, park_timeout=0.5)
     _run(w, q)
     if on_the_cluster(request):
-        assert w.prefetch.extra == 0 and w.rounds.kept == 0
+        assert w.rounds.prefetch.extra == 0 and w.rounds.kept == 0
     else:  # it pipelined (on a loaded host a job's stay may grow past what keeps a prefetch by the end)
-        assert w.rounds.kept > 0, (w.prefetch.trip, w.prefetch.stay)
+        assert w.rounds.kept > 0, (w.rounds.prefetch.trip, w.rounds.prefetch.stay)
     assert not w.rounds.flying and w.rounds.claiming == 0
     assert w.processed == 3_000 and q.counts().completed == 3_000
     assert {q.get_job(r.id).result for r in refs[:50]} == {i + 1 for i in range(50)}
@@ -69,7 +69,7 @@ def test_jobs_longer_than_a_round_trip_are_never_claimed_beyond_the_threads(emq_
     q = Queue("default")
     w = Worker(["default"], concurrency=4, pump=False, burst=True, park_timeout=0.5)
     assert _run(w, q) <= 4
-    assert w.prefetch.extra == 0 and w.processed == 60 and w.rounds.kept == 0
+    assert w.rounds.prefetch.extra == 0 and w.processed == 60 and w.rounds.kept == 0
 
 
 def test_prefetch_zero_claims_for_free_threads_only(emq_env):
@@ -77,9 +77,10 @@ def test_prefetch_zero_claims_for_free_threads_only(emq_env):
     q = Queue("default")
     w = Worker(["default"], concurrency=4, pump=False, burst=True, park_timeout=0.5, prefetch=0)
     assert _run(w, q) <= 4
-    assert w.prefetch.extra == 0 and w.processed == 1_000
+    assert w.rounds.prefetch.extra == 0 and w.processed == 1_000
 
 
+@pytest.mark.one_server  # it cuts every connection that runs a script: the suite's other processes' too
 def test_connections_cut_while_round_trips_are_in_flight_lose_no_job(emq_env, client, request):
     """The loop's connection is closed by the server again and again while it pipelines: the outcomes
     in flight are sent again, and jobs whose claims were lost come back when their 1 s leases end."""

@@ -1,5 +1,5 @@
 """Solo lanes: a batch mint's lone job waits in the solo hash, not in a list key of its own
-(``emq/lua/_counters.lua``). Every reader of a lane sees it, a second job turns it into the list's
+(``emq/lua/_solo.lua``). Every reader of a lane sees it, a second job turns it into the list's
 first entry, and lanes minted as lists (one group a mint, or before solos existed) work as before."""
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from emq.contrib.tasks.compat import (
     task_started,
 )
 from emq.core.engine import Queue
+from emq.jobs import autodiscover
 from emq.testing import assert_enqueued, run_until_empty
 from tests import jobs, tasks
 from tests.procs import manage, wait_for
@@ -155,10 +156,10 @@ def test_unknown_ids_raise_does_not_exist(emq_env):
         tasks.add.get_result(ref.id)
 
 
-def test_worker_process_finds_tasks_by_module_path(emq_env):
-    """A real emq_worker runs a task whose module it never imported at start."""
+def test_worker_process_runs_tasks_of_the_modules_it_imported_at_start(emq_env):
+    """A real emq_worker runs a task of a module EMQ_IMPORTS names (imported at start, never on demand)."""
     result = tasks.add.enqueue(20, 22)
-    env = {**emq_env, "EMQ_IMPORTS": "tests.jobs,tests"}  # tests.tasks is under a root the project names
+    env = {**emq_env, "EMQ_IMPORTS": "tests.jobs,tests.tasks"}
     proc = manage(env, "emq_worker", "--burst", stderr=subprocess.PIPE, text=True)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err[-2000:]
@@ -200,8 +201,10 @@ def test_async_enqueue_and_get_result(emq_env):
     assert asyncio.run(roundtrip()).status == TaskResultStatus.READY
 
 
-def test_a_payload_naming_a_task_outside_the_projects_modules_never_runs(emq_env, tmp_path, monkeypatch):
-    """Data in the server cannot reach code the project does not use: such a job is never imported or run."""
+def test_a_payload_naming_a_task_outside_the_projects_modules_never_runs(emq_env, tmp_path, monkeypatch, settings):
+    """Data in the server cannot reach code the project does not use: such a job is never imported or run
+    (an unknown name; EMQ_UNKNOWN_GRACE = 0 ends it dead at the first worker instead of holding it)."""
+    settings.EMQ_UNKNOWN_GRACE = 0
     (tmp_path / "outsider_tasks.py").write_text(
         "import pathlib\n"
         "try:\n    from django.tasks import task\nexcept ImportError:\n    from django_tasks import task\n"
@@ -212,5 +215,50 @@ def test_a_payload_naming_a_task_outside_the_projects_modules_never_runs(emq_env
     Queue("default").mint([dataclasses.replace(spec, name="outsider_tasks.boom")])
     run_until_empty()
     job = emq.get_job(spec.id)
-    assert job.state == "dead" and "NotRegistered" in job.error
+    assert (job.state, job.reason) == ("dead", "unknown job outsider_tasks.boom") and "NotRegistered" in job.error
+    assert 'add "outsider_tasks" to EMQ_IMPORTS' in job.error, job.error  # what to change, said where it shows
     assert "outsider_tasks" not in sys.modules and not (tmp_path / "ran").exists()
+
+
+TASK_MODULE = ("try:\n    from django.tasks import task\nexcept ImportError:\n    from django_tasks import task\n"
+               "@task\ndef double(n):\n    return 2 * n\n")
+
+
+@pytest.fixture
+def new_app(tmp_path, monkeypatch, settings):
+    """An installed app ``newapp`` made in tmp_path, with a ``@task`` in the module named; gone after the test."""
+
+    def make(module: str) -> None:
+        (tmp_path / "newapp").mkdir()
+        (tmp_path / "newapp" / "__init__.py").write_text("")
+        (tmp_path / "newapp" / f"{module}.py").write_text(TASK_MODULE)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, "newapp"]
+
+    yield make
+    for name in [m for m in sys.modules if m == "newapp" or m.startswith("newapp.")]:
+        del sys.modules[name]
+
+
+def test_a_task_of_an_installed_apps_module_nothing_imported_is_not_imported_either(emq_env, new_app, settings):
+    """Being under an installed app is not enough: only a module imported at start-up (or since) runs."""
+    settings.EMQ_UNKNOWN_GRACE = 0  # dead at once, not held for a worker that knows the name (test_deploys)
+    new_app("reports")
+    spec = jobs.add.using(max_attempts=1).spec((1, 2), {}, "")
+    Queue("default").mint([dataclasses.replace(spec, name="newapp.reports.double")])
+    run_until_empty()
+    job = emq.get_job(spec.id)
+    assert job.state == "dead" and 'add "newapp.reports" to EMQ_IMPORTS' in job.error, job.error
+    assert "newapp.reports" not in sys.modules
+
+
+def test_autodiscover_imports_each_installed_apps_tasks_module(emq_env, new_app):
+    """``<app>/tasks.py`` (Django's convention for @task) is imported at start-up like ``<app>/jobs.py``,
+    so a worker runs its tasks without EMQ_IMPORTS."""
+    new_app("tasks")
+    autodiscover()
+    assert "newapp.tasks" in sys.modules
+    task = sys.modules["newapp.tasks"].double
+    result = task.enqueue(21)
+    run_until_empty()
+    assert task.get_result(result.id).return_value == 42

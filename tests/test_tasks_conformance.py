@@ -120,14 +120,6 @@ def test_missing_results(emq_env):
         async_to_sync(backend().aget_result)("123")
 
 
-def test_enqueue_is_not_deferred_to_commit(emq_env, transactional_db):
-    from django.db import transaction
-
-    with transaction.atomic():
-        result = tasks.noop_task.enqueue()
-        assert result.enqueued_at is not None and Queue("default").counts().ready == 1
-
-
 def test_check_passes_and_names_a_missing_app():
     assert list(backend().check()) == []
     with override_settings(INSTALLED_APPS=["django.contrib.contenttypes"]):

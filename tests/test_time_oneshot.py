@@ -64,6 +64,7 @@ def test_enqueue_at_and_in_work_after_using(emq_env):
     assert emq.get_job(jobs.add.using(queue="mail").enqueue_in(60, 3, 4).id, queue="mail").state == "scheduled"
 
 
+@pytest.mark.timing
 def test_the_pump_makes_scheduled_jobs_ready_within_10ms_of_due(emq_env, client, pump):
     """Lateness = server time when the promotion's wake token arrives minus the job's due time.
 

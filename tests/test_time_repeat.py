@@ -10,7 +10,7 @@ import pytest
 from django.db import DatabaseError
 
 from emq.core.engine import Queue
-from emq.models import Recurrence, RecurrenceMarker
+from emq.models import Recurrence, RecurrenceMarker, row_sync
 from emq.runtime.pump import Pump
 from emq.scheduling import repeat, rowsync
 from tests import jobs  # noqa: F401  (registers tests.jobs.*)
@@ -46,7 +46,7 @@ def pumps(emq_env):
     started: list[Pump] = []
 
     def start() -> Pump:
-        started.append(Pump([Queue("default")]).start())
+        started.append(Pump([Queue("default")], rows=row_sync()).start())
         return started[-1]
 
     yield start
@@ -121,7 +121,7 @@ def test_rows_that_cannot_be_read_are_looked_at_less_often(monkeypatch):
     CHECK_EVERY, doubling up to BACKOFF_MAX; the first good look brings them back to CHECK_EVERY."""
     monkeypatch.setattr(rowsync, "CHECK_EVERY", 0.005)
     monkeypatch.setattr(rowsync, "BACKOFF_MAX", 0.04)
-    rows, stop, pauses = rowsync.RowSync([]), threading.Event(), []  # its pause starts at CHECK_EVERY
+    rows, stop, pauses = row_sync(), threading.Event(), []  # its pause starts at CHECK_EVERY
     readable = threading.Event()
 
     def look() -> None:
@@ -250,8 +250,8 @@ def test_code_declared_recurrences_are_upserted_as_rows(emq_env, settings):
 
     settings.EMQ_RECURRENCES = [{"name": "from-settings", "job": "tests.jobs.add", "every": 30, "args": [1, 1]}]
     try:
-        assert upsert_declared() == 2
-        assert upsert_declared() == 0  # unchanged: no write, no marker move
+        assert upsert_declared(Recurrence.objects) == 2
+        assert upsert_declared(Recurrence.objects) == 0  # unchanged: no write, no marker move
         row = Recurrence.objects.get(name=nightly.name)
         assert (row.cron, row.declared_in_code) == ("0 3 * * *", True)
         assert Recurrence.objects.get(name="from-settings").every == timedelta(seconds=30)
@@ -297,3 +297,14 @@ def test_the_change_form_masks_secret_arguments_and_keeps_them_on_save(emq_env, 
     assert response.status_code == 302, response.content.decode()[:2000]
     row.refresh_from_db()
     assert (row.args, row.kwargs, row.every) == (["ada", "hunter2"], {"api_token": "tok-123456"}, timedelta(minutes=10))
+
+
+def test_the_burst_worker_of_emq_testing_is_handed_the_rows(emq_env, settings):
+    """run_until_empty gives its worker's Pump the rows (as emq_worker and emq_pump do): a recurrence
+    declared in settings becomes a row, and Valkey holds it."""
+    from emq.testing import run_until_empty
+
+    settings.EMQ_RECURRENCES = [{"name": "from-settings", "job": "tests.jobs.add", "every": 3600, "args": [1, 1]}]
+    run_until_empty()
+    row = Recurrence.objects.get(name="from-settings")
+    assert row.declared_in_code and repeat.names(Queue("default")) == ["from-settings"]

@@ -115,9 +115,12 @@ def test_ctrl_c_stops_everything_and_the_valkey_it_started(up_env):
     port = free_port()
     proc = up(up_env, "--addr", f"127.0.0.1:{port}")
     lines = read_lines(proc)
-    wait_for(lambda: any(" up: queues=" in line for line in lines), timeout=60, what="the worker to start")
+    wait_for(lambda: any("Ctrl-C stops everything" in line for line in lines), timeout=60, what="the address said")
     assert len(marked(up_env["EMQ_TEST_MARK"])) == 4 and valkey_alive(Path(up_env["EMQ_DATA_DIR"]))
-    wait_for(lambda: listening(port), timeout=30, what="the web server")
+    assert listening(port)
+    said = next(i for i, line in enumerate(lines) if "dashboard  http://" in line)  # said last: once all is up
+    assert any(" up: queues=" in line for line in lines[:said]) and any("pump " in line for line in lines[:said])
+    assert f"admin      http://127.0.0.1:{port}/admin/" in lines[said - 1]
     proc.send_signal(signal.SIGINT)
     proc.wait(60)
     proc.reader.join(10)

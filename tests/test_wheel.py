@@ -180,3 +180,25 @@ def _log_in_and_get(base: str, path: str) -> tuple[int, str]:
     opener.open(urllib.request.Request(login, data=data), timeout=10).read()  # 302 to path, followed
     with opener.open(f"{base}{path}", timeout=10) as answer:
         return answer.status, answer.read().decode()
+
+
+def test_the_wheel_names_its_project_urls_and_describes_itself_for_pypi(wheel):
+    """PyPI's page links the docs, source, changelog and issues, and its description stands alone:
+    no link relative to a repository PyPI does not have, no `make run` of a clone."""
+    import email
+    import tomllib
+
+    with zipfile.ZipFile(wheel) as z:
+        (name,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        meta = email.message_from_bytes(z.read(name))
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert set(urls) == {"Documentation", "Source", "Changelog", "Issues"} and all(
+        u.startswith("https://") for u in urls.values()), urls
+    site = re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(), re.M).group(1)
+    assert urls["Documentation"] == site  # the site the docs are built for
+    description = meta.get_payload()
+    assert meta["Description-Content-Type"] == "text/markdown" and "pip install" in description
+    links = re.findall(r"\]\(([^)]+)\)", description)
+    assert links and all(link.startswith("https://") for link in links), links
+    assert "make run" not in description and "--8<--" not in description
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["readme"] == "docs/pypi.md"
