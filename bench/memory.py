@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 import time
 
-from bench import jobs
+from bench import jobs, record
 from bench.harness import Ctx, Progress
 
 FILL = 10_000  # jobs per enqueue_many: each one pipelines 10 mint chunks of 1,000
+RECORDS = 200_000  # records written alone, as a hash and as one packed value
 
 
 def memory(ctx: Ctx) -> None:
@@ -33,9 +34,14 @@ def memory(ctx: Ctx) -> None:
     fill_s = time.perf_counter() - t
     after = ctx.client.info("memory")["used_memory"]
     bar.close(f"{(after - before) / n:,.0f} bytes/job")
+    first = next(iter(ctx.client.lrange(ctx.keys(queue).lane("_"), 0, 0)), None)
+    fields = ctx.client.hgetall(ctx.keys(queue).job(first)) if first else {}
     deleted = _delete_queue(ctx, queue)
     ctx.results["memory"] = {"queued": n, "bytes_per_queued_job": (after - before) / n, "used_before": before,
                              "used_after": after, "fill_per_s": n / fill_s, "deleted_keys": deleted}
+    if fields:
+        keys = [ctx.keys(queue).job(f"{queue[:2]}.{i:022d}") for i in range(ctx.n(RECORDS, RECORDS // 10))]
+        ctx.results["memory"]["record_bytes"] = record.bytes_per_record(ctx, keys, fields)
 
 
 def _delete_queue(ctx: Ctx, queue: str) -> int:

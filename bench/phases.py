@@ -9,7 +9,7 @@ import statistics
 import time
 from datetime import UTC, datetime
 
-from bench import jobs, wire
+from bench import jobs, record, wire
 from bench.claims import claims
 from bench.harness import (
     Ctx,
@@ -52,7 +52,8 @@ def enqueue(ctx: Ctx) -> None:
     out["bulk_client_usec_per_job"] = statistics.median(r["bulk_client_usec_per_job"] for r in rounds)
     if ctx.private:
         for key in ("bulk_server_usec_per_job", "bulk_server_cpu_usec_per_job", "pipelined_usec_per_call",
-                    "pipelined_cpu_usec_per_call", "hash_floor_cpu_usec_per_job", "hash_floor_vs_pipelined"):
+                    "pipelined_cpu_usec_per_call", "hash_floor_cpu_usec_per_job", "hash_floor_vs_pipelined",
+                    "packed_floor_cpu_usec_per_job", "packed_floor_vs_pipelined"):
             out[key] = statistics.median(r[key] for r in rounds)
     out["runs_one_by_one"] = [r["one_by_one_per_s"] for r in rounds]
     out["runs_bulk"] = [r["bulk_per_s"] for r in rounds]
@@ -102,6 +103,7 @@ def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
     pipe = {"calls": 0, "wall_s": 0.0, "server_cpu_s": 0.0, "script_usec": 0}
     bulk = {"wall_s": 0.0, "client_s": 0.0, "server_cpu_s": 0.0, "script_usec": 0}
     floor = {"calls": 0, "server_cpu_s": 0.0}
+    packed = {"calls": 0, "server_cpu_s": 0.0}
     for _ in range(BULK_BLOCKS):
         for key, value in wire.pipelined(ctx, 10 * k).items():
             if key in pipe:
@@ -118,6 +120,8 @@ def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
             bulk["script_usec"] += script_usec(ctx)
             for key, value in wire.hash_floor(ctx, fields, k).items():
                 floor[key] += value
+            for key, value in wire.packed_floor(ctx, fields, k).items():
+                packed[key] += value
     jobs_n = k * BULK_BLOCKS
     many, wall = jobs_n / bulk["wall_s"], pipe["calls"] / pipe["wall_s"]
     limit = pipe["calls"] / pipe["server_cpu_s"] if ctx.private else wall
@@ -130,6 +134,8 @@ def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
         out["pipelined_cpu_usec_per_call"] = pipe["server_cpu_s"] * 1e6 / pipe["calls"]
         out["hash_floor_cpu_usec_per_job"] = floor["server_cpu_s"] * 1e6 / floor["calls"]
         out["hash_floor_vs_pipelined"] = floor["calls"] / floor["server_cpu_s"] / limit
+        out["packed_floor_cpu_usec_per_job"] = packed["server_cpu_s"] * 1e6 / packed["calls"]
+        out["packed_floor_vs_pipelined"] = packed["calls"] / packed["server_cpu_s"] / limit
     return out
 
 
@@ -204,7 +210,8 @@ def cost(ctx: Ctx) -> None:
     n = ctx.n(20_000, 2_000)
     queue = _queue("cost")
     fn = jobs.noop.using(queue=queue)
-    fn.enqueue()  # registers the queue (one SADD) outside the count
+    first = fn.enqueue()  # registers the queue (one SADD) outside the count
+    fields = ctx.client.hgetall(ctx.keys(queue).job(first.id))
     reset_stats(ctx)
     trips = RoundTrips()
     for _ in range(n):
@@ -231,6 +238,7 @@ def cost(ctx: Ctx) -> None:
         "mint_by_command": mint,
         "drain_by_command": dict(sorted(drained.items(), key=lambda kv: -kv[1])),
         "how": "in-process Worker (burst, no Pump, concurrency 10): the code emq_worker runs",
+        "record_usec_per_job": record.claim_finish(ctx, fields, n),
     }
 
 

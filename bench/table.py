@@ -59,6 +59,9 @@ def _enqueue(r: dict, rows: Rows) -> None:
     if "hash_floor_cpu_usec_per_job" in e:
         rows.add("  floor of a hash a job: server CPU µs of a pipelined HSET of one (rate / pipelined limit)",
                  f"{e['hash_floor_cpu_usec_per_job']:.2f} ({e['hash_floor_vs_pipelined']:.2f}x)")
+    if "packed_floor_cpu_usec_per_job" in e:
+        rows.add("  floor of one packed value a job: server CPU µs of a pipelined SET of one (rate / pipelined limit)",
+                 f"{e['packed_floor_cpu_usec_per_job']:.2f} ({e['packed_floor_vs_pipelined']:.2f}x)")
 
 
 def _drain(r: dict, rows: Rows) -> None:
@@ -114,6 +117,13 @@ def _cost(r: dict, rows: Rows) -> None:
              f"{c['drain_round_trips_per_job']:.3f}")
     rows.add("server µs/job in scripts, mint 1-by-1 + drain x 10", f"{c['mint_server_usec_per_job']:.1f} + "
              f"{c['drain_server_usec_per_job']:.1f}")
+    _record(c, rows)
+
+
+def _record(c: dict, rows: Rows) -> None:
+    if r := c.get("record_usec_per_job"):
+        rows.add("  server µs/job of the record alone in claim + finish: hash / msgpack value / fixed header "
+                 "(empty call)", f"{r['hash']:.2f} / {r['packed']:.2f} / {r['fixed']:.2f} ({r['empty']:.2f})")
 
 
 def _idle(r: dict, rows: Rows) -> None:
@@ -152,6 +162,9 @@ def _memory(r: dict, rows: Rows) -> None:
         return
     rows.add(f"memory bytes per queued job at {m['queued']:,}", f"{m['bytes_per_queued_job']:,.0f}",
              f"<= {BYTES_PER_JOB}", m["bytes_per_queued_job"] <= BYTES_PER_JOB)
+    if b := m.get("record_bytes"):
+        rows.add("  bytes of a job's record alone: its hash / one packed value / packed in hashes of 100",
+                 f"{b['hash']:,.0f} / {b['packed']:,.0f} / {b['bucketed']:,.0f}")
 
 
 def _claims(r: dict, rows: Rows) -> None:

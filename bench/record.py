@@ -1,0 +1,144 @@
+"""What a job's record costs the server, stored as today's hash or as one packed value (issue 33's question).
+
+Not emq's code: two Lua scripts that do to n job records what a claim and a finish do to them, on a private
+server, in batches of BATCH a call (a worker's batch), so that the record's share of a drain is measured apart
+from the rest of the claim and the finish (lanes, leases, counters, flows):
+
+* hash: ``HGETALL`` the job (the claim hands it to the worker), ``HSET`` five fields (state, attempts, claimed,
+  lease_until, worker); then the finish's ``HMGET`` of five fields and ``HSET`` of two.
+* packed: the record is one msgpack array in fixed positions (cmsgpack, built into the server's Lua); the
+  claim ``GET``s it, unpacks, changes five positions, packs and ``SET``s it, and hands the worker the packed
+  value; the finish does the same for two.
+
+An empty script call of BATCH keys is measured beside them: the floor under both. ``bytes`` writes the same
+records as a key each (hash, packed) and as packed values in hashes of BUCKET fields (no key a job), and
+reports ``used_memory`` a record.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import redis
+
+from bench import wire
+from bench.harness import Ctx, server_cpu
+
+BATCH = 10  # jobs a call, as a worker's claim and finish at concurrency 10
+CALLS = 100  # script calls a pipeline
+BUCKET = 100  # records a hash in the bucketed layout (under hash-max-listpack-entries: a listpack)
+
+HASH = """
+local now, out = tonumber(ARGV[1]), {}
+for i, key in ipairs(KEYS) do
+  out[i] = redis.call('HGETALL', key)
+  redis.call('HSET', key, 'state', 'active', 'attempts', 1, 'claimed', now, 'lease_until', now + 30000,
+    'worker', ARGV[2])
+end
+for _, key in ipairs(KEYS) do
+  redis.call('HMGET', key, 'state', 'attempts', 'notify', 'unique', 'unknown')
+  redis.call('HSET', key, 'state', 'completed', 'finished', now)
+end
+return out
+"""
+
+PACKED = """
+local now, out = tonumber(ARGV[1]), {}
+for i, key in ipairs(KEYS) do
+  local r = cmsgpack.unpack(redis.call('GET', key))
+  r[3], r[7], r[8], r[9], r[10] = 'active', 1, now, now + 30000, ARGV[2]
+  out[i] = cmsgpack.pack(r)
+  redis.call('SET', key, out[i])
+end
+for _, key in ipairs(KEYS) do
+  local r = cmsgpack.unpack(redis.call('GET', key))
+  r[3], r[11] = 'completed', now
+  redis.call('SET', key, cmsgpack.pack(r))
+end
+return out
+"""
+
+# fixed: a header of fixed width in front of the packed value (state 1, attempts 4, claimed 13, lease_until 13,
+# finished 13, worker 16): the claim GETs the value and SETRANGEs the header; the finish reads the state and
+# attempts with GETRANGE and SETRANGEs state and finished. No decode or encode in the server.
+FIXED = """
+local now, out = ARGV[1], {}
+local head = 'a' .. '0001' .. now .. (now + 30000) .. string.rep('0', 13) .. string.format('%-16s', ARGV[2])
+for i, key in ipairs(KEYS) do
+  out[i] = redis.call('GET', key)
+  redis.call('SETRANGE', key, 0, head)
+end
+for _, key in ipairs(KEYS) do
+  redis.call('GETRANGE', key, 0, 4)
+  redis.call('SETRANGE', key, 0, 'c')
+  redis.call('SETRANGE', key, 31, now)
+end
+return out
+"""
+HEADER = 60
+
+EMPTY = "return #KEYS"
+POSITIONS = ("fn", "group", "state", "lease", "created", "v")  # then attempts, claimed, lease_until, worker, finished
+
+
+def claim_finish(ctx: Ctx, fields: dict, n: int) -> dict:
+    """Server CPU µs a job of a claim and a finish of its record alone: hash, packed, and the empty call's."""
+    flat = [x for kv in fields.items() for x in kv]
+    raw = redis.Redis.from_url(ctx.url)  # msgpack is bytes, not text: this client does not decode replies
+    # packed by the server's own cmsgpack, as a script would write it
+    record = raw.eval("return cmsgpack.pack(ARGV)", 0, *[fields.get(k, "") for k in POSITIONS], 0, 0, 0, "", 0)
+    fixed = b"r" + b"0" * (HEADER - 1) + record
+    out = {}
+    for kind, script, value in (("hash", HASH, None), ("packed", PACKED, record), ("fixed", FIXED, fixed),
+                                ("empty", EMPTY, b"")):
+        keys = [f"{ctx.prefix}:record:{kind}:{i}" for i in range(n)]
+        _pipelined(raw, [_writer(k, value, flat) for k in keys])
+        sha = raw.script_load(script)
+        calls = [_caller(sha, keys[i : i + BATCH]) for i in range(0, n, BATCH)]
+        cpu0 = server_cpu(ctx)
+        _pipelined(raw, calls)
+        out[kind] = (server_cpu(ctx) - cpu0) * 1e6 / n
+        _unlink(ctx, keys)
+    raw.close()
+    return out
+
+
+def bytes_per_record(ctx: Ctx, keys: list[str], fields: dict) -> dict:
+    """``used_memory`` a record for len(keys) records: a key each as a hash, as a packed value, and packed values
+    as fields of hashes of BUCKET (the key's id the field). The keys are deleted after each."""
+    value, flat = wire.packed(fields), [x for kv in fields.items() for x in kv]
+    n, out = len(keys), {}
+    buckets = [f"{keys[0]}:bucket:{i // BUCKET}" for i in range(0, n, BUCKET)]
+    layouts = {
+        "hash": (lambda p, i: p.execute_command("HSET", keys[i], *flat), keys),
+        "packed": (lambda p, i: p.execute_command("SET", keys[i], value), keys),
+        "bucketed": (lambda p, i: p.execute_command("HSET", buckets[i // BUCKET], keys[i][-24:], value), buckets),
+    }
+    for kind, (write, written) in layouts.items():
+        before = ctx.client.info("memory")["used_memory"]
+        _pipelined(ctx.client, [functools.partial(write, i=i) for i in range(n)])
+        out[kind] = (ctx.client.info("memory")["used_memory"] - before) / n
+        _unlink(ctx, written)
+    return out
+
+
+def _writer(key: str, value: bytes | None, flat: list):
+    return lambda p: p.execute_command("HSET", key, *flat) if value is None else p.set(key, value)
+
+
+def _caller(sha: str, keys: list[str]):
+    return lambda p: p.evalsha(sha, len(keys), *keys, int(time.time() * 1000), "w1")
+
+
+def _pipelined(client, calls: list) -> None:
+    for i in range(0, len(calls), CALLS):
+        pipe = client.pipeline(transaction=False)
+        for call in calls[i : i + CALLS]:
+            call(pipe)
+        pipe.execute()
+
+
+def _unlink(ctx: Ctx, keys: list[str]) -> None:
+    for i in range(0, len(keys), 10_000):
+        ctx.client.unlink(*keys[i : i + 10_000])
