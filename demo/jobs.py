@@ -16,8 +16,10 @@ def add(a: int, b: int) -> int:
 
 @emq.job(max_attempts=4, backoff=(0.5, 5.0))
 def flaky_report(n: int) -> dict:
-    """Build a pretend report; fails now and then to show retries with backoff."""
+    """Build a pretend report; one in three (n = 0, 3, 6...) fails its first attempt, to show a retry with
+    backoff every time the demo runs, not by luck."""
     time.sleep(random.uniform(0.01, 0.2))
-    if random.random() < 0.3:
+    attempt = emq.current_job()  # None when called as a plain function
+    if n % 3 == 0 and attempt is not None and attempt.attempt == 1:
         raise RuntimeError(f"report {n}: upstream timed out (retried with backoff)")
     return {"report": n, "rows": random.randint(1, 500)}

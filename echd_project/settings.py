@@ -96,6 +96,15 @@ TEMPLATES = [
 WSGI_APPLICATION = "echd_project.wsgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3") and DATABASES["default"]["NAME"] not in ("", ":memory:"):
+    # A SQLite file shared by the web's requests and the workers' threads: WAL, IMMEDIATE transactions and
+    # a busy timeout, or they fail with "database is locked" (emq.W002; docs/guides/deploying.md, SQLite).
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        **DATABASES["default"].get("OPTIONS", {}),
+    }
 if env("DATABASE_TEST_NAME", default=""):  # runs sharing one PostgreSQL each take their own test database
     DATABASES["default"]["TEST"] = {"NAME": env("DATABASE_TEST_NAME")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -118,9 +127,12 @@ EMQ_DURABLE_TIMEOUT = env("EMQ_DURABLE_TIMEOUT")  # seconds that wait may last b
 EMQ_GROUP_LIMITS = env.json("EMQ_GROUP_LIMITS", default={})  # {"queue": {"group": cap}}, applied at worker start
 EMQ_RATE_LIMITS = env.json("EMQ_RATE_LIMITS", default={})  # {"queue": {"group" | "*": "100/60"}}, at worker start
 EMQ_DEFAULT_TIMEOUT = env.float("EMQ_DEFAULT_TIMEOUT", default=3600.0)  # seconds an attempt may run (a job's timeout=)
-EMQ_TIMEOUT_GRACE = env.float("EMQ_TIMEOUT_GRACE", default=5.0)  # seconds a stopped job's thread may take to return
+EMQ_TIMEOUT_GRACE = env.float("EMQ_TIMEOUT_GRACE", default=30.0)  # seconds a stopped job's thread may take to return
 EMQ_MAX_ABANDONED = env.int("EMQ_MAX_ABANDONED", default=4)  # stuck threads after which a worker drains and exits
+EMQ_KEEP_COMPLETED = env.int("EMQ_KEEP_COMPLETED", default=100_000)  # completed jobs kept per queue, at most
 EMQ_ASYNC_SLOTS = env.int("EMQ_ASYNC_SLOTS", default=100)  # async def jobs a worker runs besides its threads
+EMQ_UNKNOWN_GRACE = env.float("EMQ_UNKNOWN_GRACE", default=600.0)  # seconds a job of a name no worker knows waits
+EMQ_UNKNOWN_DELAY = tuple(env.json("EMQ_UNKNOWN_DELAY", default=[1.0, 60.0]))  # (first, cap) seconds it is held off
 EMQ_DATA_DIR = env("EMQ_DATA_DIR", default=str(BASE_DIR / ".emq"))  # the embedded Valkey's folder
 
 # Django's Tasks framework (@task) on emq: queue_name is the emq queue; see emq/backends.py.
@@ -131,6 +143,7 @@ TASKS = {"default": {"BACKEND": "emq.backends.EmqBackend", "QUEUES": ["default"]
 EMQ_LOG_FORMAT = env("EMQ_LOG_FORMAT", default="text")
 EMQ_LOG_COMPLETED = env.bool("EMQ_LOG_COMPLETED", default=True)
 EMQ_METRICS_TOKEN = env("EMQ_METRICS_TOKEN", default="")
+EMQ_API_TOKENS = env.json("EMQ_API_TOKENS", default={})  # {"name": {"token": ..., "scopes": [...]}} (emq.api)
 EMQ_METRICS_PORT = env.int("EMQ_METRICS_PORT", default=None)
 EMQ_STARTUP_WAIT = env.float("EMQ_STARTUP_WAIT", default=None)
 EMQ_EVENTS = env.bool("EMQ_EVENTS", default=False)  # every state change in a capped stream per queue (emq.events)

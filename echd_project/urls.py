@@ -1,4 +1,4 @@
-"""URLs of the echd project: the admin (with emq's dashboard) and the demo views."""
+"""URLs of the echd project: the admin (with emq's dashboard), emq's HTTP API and the demo views."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -13,4 +13,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("demo/", include("demo.urls")),
     path("metrics", emq.metrics.view),  # Prometheus: staff users, or Authorization: Bearer <EMQ_METRICS_TOKEN>
+    path("emq/api/", include("emq.api.urls")),  # the HTTP API: bearer tokens of EMQ_API_TOKENS, or staff sessions
 ]

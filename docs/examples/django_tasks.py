@@ -7,7 +7,10 @@ TASKS = {
     "default": {
         "BACKEND": "emq.backends.EmqBackend",
         "QUEUES": ["default"],  # a task's queue_name is an emq queue
-        "OPTIONS": {"max_attempts": 5, "backoff": (1.0, 300.0), "lease": 30.0, "timeout": 600.0},  # emq's defaults
+        "OPTIONS": {
+            "max_attempts": 5, "backoff": (1.0, 300.0), "lease": 30.0, "timeout": 600.0,  # emq's defaults
+            "ENQUEUE_ON_COMMIT": True,  # the default: inside transaction.atomic(), mint when it commits
+        },
     }
 }
 # --8<-- [end:settings]
@@ -64,6 +67,15 @@ def example() -> None:
     bad = fetch_feed.get_result(bad.id)
     assert str(bad.status) == "FAILED" and [e.exception_class_path for e in bad.errors] == ["builtins.ValueError"]
     assert emq.get_job(bad.id).attempts == 1
+    # --8<-- [start:transaction]
+    from django.db import transaction
+
+    with transaction.atomic():
+        result = word_count.enqueue("written with the row")  # e.g. from a post_save handler
+        print(result.id, result.status)  # known at once, READY; the job is minted when the block commits
+        # --8<-- [end:transaction]
+        assert result.enqueued_at is None
+    assert emq.get_job(result.id).args == ["written with the row"] and result.enqueued_at is not None
     # --8<-- [start:cancel]
     result = fetch_feed.using(run_after=timezone.now() + timedelta(hours=1)).enqueue("https://example.com/feed")
     emq.cancel(result.id)  # a task result's id is its emq job's id

@@ -190,7 +190,7 @@ def example_cancel() -> None:
     print(emq.queue("default").cancel_many([r.id for r in many] + ["no-such-id"]))  # ['ok', 'ok', 'ok', 'missing']
     # --8<-- [end:cancel]
     assert emq.get_job(ref.id).state == "cancelled" and emq.queue().counts().cancelled == 4
-    running = reindex.using(lease=3).enqueue(5)  # renewed (and a cancel heard) every second
+    running = reindex.using(lease=3).enqueue(5)  # a cancel is pushed to its worker (the renewal: a backstop)
     drain = threading.Thread(target=run_until_empty)
     drain.start()
     try:
@@ -202,7 +202,7 @@ def example_cancel() -> None:
             time.sleep(0.02)
     finally:
         drain.join(timeout=30)
-    assert progress.get(5, 0) > 0 and emq.get_job(running.id).state == "cancelled"
+    assert 5 in progress and emq.get_job(running.id).state == "cancelled"  # it saw emq.Cancelled
 
 
 def example_pause() -> None:
@@ -219,7 +219,9 @@ def example_pause() -> None:
     mail.pause(group="tenant-7")  # only that group's lane; the others go on
     mail.resume()  # parked workers wake at once
     print(mail.paused(), mail.paused(group="tenant-7"))  # False True
+    print(mail.paused_groups())  # ['tenant-7']
     # --8<-- [end:resume]
+    assert (mail.paused(), mail.paused(group="tenant-7"), mail.paused_groups()) == (False, True, ["tenant-7"])
     run_until_empty(["mail"])
     assert [emq.get_job(r.id, queue="mail").state for r in refs] == ["completed"] * 3
     assert emq.get_job(lane.id, queue="mail").state == "ready"

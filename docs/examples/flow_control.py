@@ -50,6 +50,16 @@ def example() -> None:
     emq.remove_rate_limit("default", group="shop-7")
     # --8<-- [end:rate]
     emq.remove_rate_limit("default", group="*")
+    # --8<-- [start:quota]
+    emq.set_quota("default", 5, group="*")  # at most 5 jobs not yet finished for each shop
+    for order_id in range(5):
+        push_order.enqueue(9, order_id)
+    try:
+        push_order.enqueue(9, 5)
+    except emq.QuotaExceeded as exc:  # nothing was written for it
+        print(exc.group, exc.quota)  # shop-9 5: tell the shop to slow down, or try again later
+    # --8<-- [end:quota]
+    emq.set_quota("default", None, group="*")
     # --8<-- [start:priority]
     push_order.enqueue(7, 1001)
     push_order.using(priority=10).enqueue(7, 1002)  # runs before shop 7's waiting orders, not before shop 8's

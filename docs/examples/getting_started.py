@@ -36,6 +36,7 @@ def example() -> None:
     ref = send_welcome.enqueue(42)
     print(ref)  # JobRef(id='3f0c…', queue='default')
     # --8<-- [end:shell]
+    assert repr(ref) == f"JobRef(id={ref.id!r}, queue='default')"
     run_until_empty()  # in the guide, the worker of the next step runs it
     # --8<-- [start:result]
     import emq

@@ -27,3 +27,18 @@ EMQ_GROUP_LIMITS = {"imports": {"tenant-7": 2}}  # at most 2 running import jobs
 # Django's error page masks the password inside EMQ_URL (and any *_URL setting) too:
 DEFAULT_EXCEPTION_REPORTER_FILTER = "emq.reporter.Filter"
 # --8<-- [end:production]
+
+# --8<-- [start:sqlite]
+# mysite/settings.py: SQLite shared by web requests and workers (emq.W002 warns without these OPTIONS)
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": BASE_DIR / "db.sqlite3",  # noqa: F821  (startproject's BASE_DIR)
+        "OPTIONS": {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",  # readers never block the writer
+            "transaction_mode": "IMMEDIATE",  # take the write lock at BEGIN, where the timeout applies
+            "timeout": 20,  # seconds to wait for the lock before "database is locked"
+        },
+    }
+}
+# --8<-- [end:sqlite]

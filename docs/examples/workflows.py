@@ -1,4 +1,5 @@
-"""Workflows: jobs after jobs, chains and batches with callbacks (run by tests/test_docs_examples.py)."""
+"""Workflows: jobs after jobs, chains, batches with callbacks, chords, repairing and cancelling a flow
+(run by tests/test_docs_examples.py)."""
 
 import emq
 from emq.testing import run_until_empty
@@ -50,6 +51,41 @@ def crawl_failed(summary: dict, site: str) -> None: ...
 # --8<-- [end:callbacks]
 
 
+@emq.job
+def count_words(page: str) -> int:
+    return len(page.split("-"))
+
+
+# --8<-- [start:chord_callback]
+@emq.job
+def total_words(counts: list[int], site: str) -> str:
+    # counts: each member's result, in the order the members were given
+    return f"{site}: {sum(counts)} words in {len(counts)} pages"
+# --8<-- [end:chord_callback]
+
+
+GATEWAY = {"up": False}  # the payment provider, down at first
+
+
+# --8<-- [start:repair_jobs]
+@emq.job
+def reserve(order_id: int) -> int:
+    return order_id
+
+
+@emq.job(max_attempts=1)
+def charge(order_id: int) -> str:
+    if not GATEWAY["up"]:
+        raise ConnectionError("payment gateway unreachable")
+    return f"paid-{order_id}"
+
+
+@emq.job
+def ship(receipt: str) -> str:
+    return f"shipped {receipt}"
+# --8<-- [end:repair_jobs]
+
+
 def example() -> None:
     # --8<-- [start:after]
     uploads = [resize.enqueue(i) for i in (1, 2, 3)]
@@ -79,3 +115,46 @@ def example() -> None:
     assert crawl_all.callback.get().result == "example.com: 3 of 3 pages"
     assert crawl_all.callbacks["on_failure"].get().state == "cancelled"  # nothing failed: not needed
     assert crawl_all.get()["state"] == "completed"
+    example_chord()
+    example_repair()
+    example_cancel()
+
+
+def example_chord() -> None:
+    # --8<-- [start:chord]
+    pages = ["a-b-c", "d-e", "f"]
+    words = emq.chord([count_words.s(p) for p in pages], total_words.s("example.com"))
+    # words.callback: total_words's JobRef; words.get(): the state and counts, as for a batch
+    # --8<-- [end:chord]
+    run_until_empty(["default"])
+    assert words.callback.get().result == "example.com: 6 words in 3 pages"
+
+
+def example_repair() -> None:
+    GATEWAY["up"] = False  # down again when the suite runs this on a second server
+    # --8<-- [start:repair]
+    last = emq.chain(reserve.s(7), charge.s(), ship.s())
+    # ... the gateway was down: charge ended dead, and ship with it ("chain step <id> dead")
+    # --8<-- [end:repair]
+    run_until_empty(["default"])
+    assert last.get().state == "dead"
+    GATEWAY["up"] = True
+    # --8<-- [start:resume]
+    failed = last.get().reason.split()[2]  # "chain step <id of charge> dead"
+    assert emq.retry(failed)  # charge runs again with a fresh budget; ship waits for it again
+    # --8<-- [end:resume]
+    run_until_empty(["default"])
+    assert last.get().result == "shipped paid-7" and emq.get_job(failed).attempts == 2
+
+
+def example_cancel() -> None:
+    # --8<-- [start:cancel]
+    crawl_all = emq.batch([crawl.s(f"https://example.com/{n}") for n in range(1000)],
+                          on_complete=crawl_finished.s("example.com"))
+    cancelled = crawl_all.cancel()  # 1001: every member not finished yet, and the callback
+    last = emq.chain(download.s("https://example.com/x.csv"), parse.s(), store.s("imports"))
+    queue, chain_id = last.get().flow  # any step's flow: the chain's queue and id
+    emq.cancel_flow(chain_id, queue=queue)  # 3
+    # --8<-- [end:cancel]
+    assert cancelled == 1001 and crawl_all.callback.get().state == "cancelled"
+    assert last.get().state == "cancelled"
