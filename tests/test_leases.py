@@ -304,9 +304,12 @@ def test_a_job_that_kills_its_worker_ends_dead_as_stalled_while_others_complete(
     q = Queue("default")
     starts = tmp_path / "starts"
     killer = jobs.kill_my_worker.enqueue(str(starts))  # lease 1 s, max_stalled 1 (the default)
-    others = jobs.nap.enqueue_many([((0.05,), {}) for _ in range(150)])
+    others = jobs.nap.enqueue_many([((0.05,), {}) for _ in range(300)])  # ~15 s of naps: outlast the killer
     fleet.pump(env={"EMQ_PUMP_PARK": "0.2"})
-    workers = [fleet.worker("--no-pump", "--concurrency", "1", "--no-supervise") for _ in range(2)]  # restarted here
+    # Three workers, restarted here: between the killer's two stalls one has died of it and one may still
+    # be starting after the first (a Django start takes seconds on a loaded machine), so the third is the
+    # one that shows the queue moving (with two, both were away in that window once in CI).
+    workers = [fleet.worker("--no-pump", "--concurrency", "1", "--no-supervise") for _ in range(3)]
     restarts = 0
 
     def settled() -> bool:
