@@ -179,6 +179,14 @@ def commandstats(ctx: Ctx) -> dict[str, int]:
     return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in ctx.client.info("commandstats").items()}
 
 
+def command_usec(ctx: Ctx) -> int:
+    """Server microseconds in commands other than script calls since the last reset: inside scripts too, so
+    that a script's time less this is its own Lua (argument handling, tables, the interpreter)."""
+    stats = ctx.client.info("commandstats")
+    scripts = {f"cmdstat_{c}" for c in ("evalsha", "eval", "fcall", "config|resetstat", "info")}
+    return sum(int(v.get("usec", 0)) for k, v in stats.items() if k not in scripts)
+
+
 def script_usec(ctx: Ctx) -> int:
     """Server microseconds spent in scripts (commands they call included) since the last reset."""
     stats = ctx.client.info("commandstats")

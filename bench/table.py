@@ -117,6 +117,10 @@ def _cost(r: dict, rows: Rows) -> None:
              f"{c['drain_round_trips_per_job']:.3f}")
     rows.add("server µs/job in scripts, mint 1-by-1 + drain x 10", f"{c['mint_server_usec_per_job']:.1f} + "
              f"{c['drain_server_usec_per_job']:.1f}")
+    if (inner := c.get("drain_command_usec_per_job")) is not None:
+        lua = c["drain_server_usec_per_job"] - inner
+        rows.add("  of the drain's: in the commands it calls / the scripts' own Lua",
+                 f"{inner:.1f} / {lua:.1f} ({lua / c['drain_server_usec_per_job']:.0%})")
     _record(c, rows)
 
 
