@@ -129,6 +129,7 @@ def test_an_active_job_is_cancelled_at_once_and_its_late_finish_is_stale(emq_env
     assert (counts.active, counts.ready, counts.cancelled) == (1, 0, 1)
 
 
+@pytest.mark.timing  # the capped group's next job starts within 0.5 s of the cancel: a wake across processes
 @pytest.mark.parametrize("job", ["until_cancelled", "until_cancelled_async"])
 def test_a_running_job_sees_cancelled_and_its_capped_group_gets_its_slot_back(emq_env, fleet, tmp_path, job):
     """A real worker: the code sees ctx.cancelled and Cancelled within one renewal (lease 0.6 s: 0.2 s)."""

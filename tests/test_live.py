@@ -53,6 +53,7 @@ def test_wait_on_a_dead_job_returns_it_with_its_error(worker):
     assert job.state == "dead" and "ValueError: boom" in job.error
 
 
+@pytest.mark.timing  # 0.5 s of slack on a 0.5 s wait
 def test_wait_on_a_never_run_job_times_out(emq_env):
     ref = jobs.add.using(queue="nobody").enqueue(1, 1)
     started = time.monotonic()
