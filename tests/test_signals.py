@@ -157,8 +157,13 @@ def test_the_job_page_shows_the_wait_and_sends_a_signal(emq_env, worker):
 
 
 def _spent(client, act, needle: str = "own:") -> int:
-    """Commands the server ran for act on keys of this test's prefix, inside scripts too (MONITOR between two
-    markers): threads other tests left behind, on the same connection settings, never count."""
+    """How many commands the server ran for act on keys of this test's prefix, inside scripts too (MONITOR
+    between two markers): threads other tests left behind, on the same connection settings, never count."""
+    return len(_commands(client, act, needle))
+
+
+def _commands(client, act, needle: str = "own:") -> list[str]:
+    """The commands ``_spent`` counts, as MONITOR printed them."""
     mark = uuid.uuid4().hex
     seen: list[str] = []
     ready, done = threading.Event(), threading.Event()
@@ -181,7 +186,7 @@ def _spent(client, act, needle: str = "own:") -> int:
     wait_for(lambda: client.echo(f"start-{mark}") and ready.wait(0.05), what="MONITOR started")
     act()
     wait_for(lambda: client.echo(f"end-{mark}") and done.wait(0.05), what="MONITOR read to the end")
-    return len(seen)
+    return seen
 
 
 @pytest.fixture
@@ -206,8 +211,11 @@ def test_100k_jobs_waiting_for_signals_cost_nothing_until_they_wake(own_server, 
     from emq.runtime import heartbeat
 
     client = own_server
-    settings.EMQ_PUMP_PARK = 60.0  # the Pump's idle tick and the heartbeat are a parked worker's only traffic:
-    monkeypatch.setattr(heartbeat, "HEARTBEAT", 3600)  # moved past the window measured
+    # The Pump's idle tick and the heartbeat are a parked worker's only traffic: both moved past the window
+    # measured. The tick looks at 100 waiting jobs for vanished parents (_orphans.lua, ~200 commands in one
+    # script call); a CI run under load once took over 60 s to this window, and a 60 s park put a tick in it.
+    settings.EMQ_PUMP_PARK = 600.0
+    monkeypatch.setattr(heartbeat, "HEARTBEAT", 3600)
     q, n = Queue("default"), 100_000
     web = web_as(make_users()["viewer"])
     pages = [page_url("changelist"), page_url("waiting", queue="default"), page_url("scheduled", queue="default")]
@@ -226,10 +234,10 @@ def test_100k_jobs_waiting_for_signals_cost_nothing_until_they_wake(own_server, 
         wait_for(lambda: q.counts().waiting == n, timeout=300, every=0.5, what=f"{n} jobs waiting")
         large = costs()  # a page's count moves by a command or two with what the worker happened to write
         assert all(b <= a + 3 for a, b in zip(small, large, strict=True)), (small, large)  # growth would be 1000s
-        idle = _spent(client, lambda: time.sleep(3.0))
+        idle = _commands(client, lambda: time.sleep(3.0))
         print(f"\n{n} jobs waiting: counts + 3 dashboard pages {large} commands, {small} at 100; a parked worker "
-              f"sent {idle} commands in 3 s")
-        assert idle == 0
+              f"sent {len(idle)} commands in 3 s")
+        assert not idle, idle[:40]
         sent = time.time()
         assert emq.signal(first[0].id, "go", "now") is True
         wait_for(lambda: first[0].get().state == "completed", every=0.001, what="the signalled job done")
