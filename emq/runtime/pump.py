@@ -34,6 +34,7 @@ from ..core.ticks import Tick
 from ..errors import ServerUnavailable
 from ..scheduling import repeat
 from .outage import Outage
+from .stop_relay import relay
 from .upkeep import Upkeep
 
 log = logging.getLogger("emq.pump")
@@ -258,7 +259,7 @@ def run_forever(queue_names: Sequence[str], *, rows: Rows | None = None,
     """Run a Pump in the foreground until SIGTERM/SIGINT (``manage.py emq_pump``)."""
     pump = Pump(partitions(queue_names), rows=rows)
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: pump.stop.set())
+        relay(sig, pump.stop.set)  # not inside the handler: it would wait for the lock stop.wait holds
     pump.start()
     announce(f"pump {pump.id} running for {', '.join(queue_names)}")
     try:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from ..core import config, embedded
 from ..core.connection import get_client, guard
 from ..errors import ServerUnavailable
+from .stop_relay import MainWait, relay
 
 log = logging.getLogger("emq.startup")
 MAX_PAUSE = 5.0  # seconds between two tries at most
@@ -28,7 +29,16 @@ def wait_for_server(stop: threading.Event | None = None) -> bool:
     """True once the server answers; False when stopped first (SIGINT/SIGTERM); ServerUnavailable past the limit."""
     if not config.get("EMQ_URL") and not embedded.available():
         raise ServerUnavailable(embedded.MISSING)  # nothing to wait for: a package is missing
-    stop = stop or _stop_on_signals()
+    if stop is not None:
+        return _wait_for_server(stop)
+    signals = _stop_on_signals()  # the worker and the Pump install their own after
+    try:
+        return _wait_for_server(signals)
+    finally:
+        signals.close()
+
+
+def _wait_for_server(stop: threading.Event | MainWait) -> bool:
     limit = config.get("EMQ_STARTUP_WAIT")
     deadline = None if limit is None else time.monotonic() + float(limit)
     pause, said = 0.1, False
@@ -52,11 +62,9 @@ def wait_for_server(stop: threading.Event | None = None) -> bool:
         pause = min(pause * 2, MAX_PAUSE)
 
 
-def _stop_on_signals() -> threading.Event:
-    """An event SIGINT and SIGTERM set while the command waits (the worker installs its own after)."""
-    stop = threading.Event()
-    on_stop_signals(stop.set)
-    return stop
+def _stop_on_signals() -> MainWait:
+    """A wait SIGINT and SIGTERM end (the supervisor forks after it: no thread; ``stop_relay``)."""
+    return MainWait()
 
 
 # True in a worker process that a supervisor forked (``supervisor``), which passes a stop on as SIGTERM
@@ -69,27 +77,28 @@ def on_stop_signals(stop: Callable[[], None]) -> None:
     """SIGTERM and SIGINT call stop (in the main thread only: elsewhere Python cannot install handlers).
 
     In a supervised worker process, SIGTERM asks for the graceful stop and a repeat changes nothing,
-    and SIGINT (its supervisor's second stop) cuts the grace short, whatever came before it.
+    and SIGINT (its supervisor's second stop) cuts the grace short, whatever came before it. stop runs
+    on the relay's thread, never inside the handler (``stop_relay`` says why).
     """
     if threading.current_thread() is not threading.main_thread():
         return
     if not supervised:
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stop())
+            relay(sig, stop)
         return
     asked: list[bool] = []
 
-    def graceful(*_: object) -> None:
+    def graceful() -> None:
         if not asked:
             asked.append(True)
             stop()
 
-    def hurried(*_: object) -> None:
+    def hurried() -> None:
         graceful()
         stop()  # a second call: the grace is cut short
 
-    signal.signal(signal.SIGTERM, graceful)
-    signal.signal(signal.SIGINT, hurried)
+    relay(signal.SIGTERM, graceful)
+    relay(signal.SIGINT, hurried)
 
 
 def freeze_heap() -> None:
