@@ -16,6 +16,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    """Run code in a fresh interpreter (its signals are its own), 30 s at most: a hang raises TimeoutExpired."""
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
 HOLDS_THE_LOCK = """
 import os, signal, threading, time
 from emq.runtime import startup
@@ -34,8 +40,7 @@ print("stopped" if stop.wait(10) else "not stopped", threading.active_count(), f
 def test_a_stop_signal_while_the_main_thread_holds_the_wake_lock_stops_and_does_not_hang(sig, supervised):
     code = HOLDS_THE_LOCK.format(sig=sig, supervised=supervised)
     try:
-        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        out = _python(code)
     except subprocess.TimeoutExpired:
         pytest.fail(f"{sig} hung the process: its handler waited for a lock its own thread held")
     assert out.returncode == 0, out.stderr[-2000:]
@@ -61,8 +66,7 @@ print("child", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 os.kill(os.getpid(), signal.SIGUSR1)
 print("parent", got.wait(10), flush=True)
 """
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = _python(code)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["blocked", "True", "child", "0", "parent", "True"]
 
@@ -85,8 +89,7 @@ os.kill(os.getpid(), signal.SIGTERM)  # systemd's and the supervisor's: one grac
 os.kill(os.getpid(), signal.SIGINT)  # the supervisor's second stop: the grace cut short (stop called again)
 print(done.wait(10), calls, flush=True)
 """
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = _python(code)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "True ['emq-stop-relay', 'emq-stop-relay']"
 
@@ -104,7 +107,6 @@ w.close()
 os.kill(os.getpid(), signal.SIGINT)  # after close: written nowhere, not into a reused descriptor
 print(w.wait(0), threading.active_count(), flush=True)
 """
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = _python(code)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["True", "True", "True", "1"]
