@@ -30,7 +30,7 @@ stop = threading.Event()
 startup.on_stop_signals(stop.set)
 with stop._cond:  # the lock Event.clear and Event.wait take, held as the worker's loop holds it each pass
     os.kill(os.getpid(), signal.{sig})  # the handler runs right after this call, on this thread
-    time.sleep(0.05)
+    time.sleep(0.05)  # the lock stays held a moment longer, whenever the handler gets its turn
 print("stopped" if stop.wait(10) else "not stopped", threading.active_count(), flush=True)
 """
 

@@ -24,9 +24,10 @@ import threading
 from collections.abc import Callable
 
 log = logging.getLogger("emq.worker")
-RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2)
+# Blocked in the relay thread: every signal a process of emq handles, so that none lands there (above).
+BLOCKED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2)
 _actions: dict[int, Callable[[], None]] = {}  # signal number -> what the relay runs for it
-_write_end: int | None = None
+_write_end = -1  # the pipe the handler writes to (-1: none yet, and a write fails harmlessly)
 _owner = 0  # the pid whose relay thread reads the pipe
 
 
@@ -38,10 +39,10 @@ def relay(sig: int, action: Callable[[], None]) -> None:
 
 
 def _post(sig: int, _frame: object) -> None:
-    """The handler: one byte, no lock (a full pipe drops it: a stop already waits there)."""
+    """The handler: one byte, no lock."""
     try:
-        os.write(_write_end, bytes([sig]))  # type: ignore[arg-type]
-    except (BlockingIOError, OSError):
+        os.write(_write_end, bytes([sig]))
+    except OSError:  # full (BlockingIOError): a stop already waits there
         pass
 
 
@@ -53,7 +54,7 @@ def _started() -> None:
     os.set_blocking(write, False)
     _write_end, _owner = write, os.getpid()
     thread = threading.Thread(target=_run, args=(read,), name="emq-stop-relay", daemon=True)
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, RELAYED)  # a new thread starts with its creator's mask
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED)  # a new thread starts with its creator's mask
     try:
         thread.start()
     finally:
