@@ -49,7 +49,7 @@ RESET = {"ns": "keys[1]", "events": "{}", "counters_mode": "nil", "ready_pending
          "PRIO": "{}", "WAKE_TOKEN": "nil", "reopen_list": "{}", "reopening": "false", "QUOTA": "nil"}
 CONSTANTS = frozenset({"EVENTS_MAX", "EVENT_CHUNK", "FORMAT", "DEFAULT", "DEFAULTS", "KNOWN", "SETTLED", "JOB_FIELDS",
                        "OPTIONAL", "PMARK", "flow_finished", "reopen", "CHORD_READ", "REVIVE_ADD", "ORPHAN_BATCH",
-                       "ORPHAN_EVERY", "CLASS_LEN", "MAX_CLASSES", "OTHER"})
+                       "ORPHAN_EVERY", "CLASS_LEN", "MAX_CLASSES", "OTHER", "KEEL", "KEEL_MIN"})
 # A top-level local that is not a function: "local a, b = ..." or "local a" in column 0.
 TOP_LOCAL = re.compile(r"^local (?!function )([\w, ]+?)\s*(?:=|$)", re.M)
 

@@ -1,7 +1,7 @@
 --[[
   _claim: bclaim's steps that need nothing of its call but their arguments. Its Function library makes
   them once, at FUNCTION LOAD; a local function of its body is made afresh each call.
-  Suffixes used here: active
+  Suffixes used here: active, leases
 ]]
 --- @include "_counters"
 --- @include "_ready_batch"
@@ -27,6 +27,28 @@ local function joined(a, b)
   local all = {unpack(a)}
   for i = 1, #b do all[#all + 1] = b[i] end
   return all
+end
+
+-- A member longer than zset-max-listpack-value (64 bytes by default), never a job id: added with a batch
+-- of leases and removed in the same call, it makes the lease set a skiplist, and a sorted set never turns
+-- back into a listpack as it shrinks (until it is empty and gone). A listpack's ZADD looks for each new
+-- member by a walk of the whole set and places it by another: at the 50 to 128 jobs in flight of one
+-- busy worker that cost a drained job more server time than its claim's HSET (docs/reference/performance.md).
+-- Nothing reads the set between the two commands: no reader ever sees the keel.
+local KEEL = 'emq keel: a member this long keeps the lease set a skiplist; see docs/reference/performance.md'
+local KEEL_MIN = 8  -- a claim of fewer adds no keel: a set that small costs little either way
+
+-- Add a claim's leases ({expiry, id, ...} for got jobs) to the lease set.
+local function leases_add(leases, got)
+  local z = ns .. 'leases'
+  if got < KEEL_MIN then
+    redis.call('ZADD', z, unpack(leases))
+    return
+  end
+  leases[#leases + 1] = 'inf'
+  leases[#leases + 1] = KEEL
+  redis.call('ZADD', z, unpack(leases))
+  redis.call('ZREM', z, KEEL)
 end
 
 -- Add each capped group's new leases (taken: group -> leases this call took under its cap) to its

@@ -274,7 +274,7 @@ ready_settle()
 
 if limited and got > 0 and rate_room('', now) == 0 then rate_exhausted('') end
 if got > 0 then
-  redis.call('ZADD', ns .. 'leases', unpack(leases))
+  leases_add(leases, got)  -- _claim.lua
   if #held > 0 then redis.call('HSET', ns .. 'held', unpack(held)) end
   -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
