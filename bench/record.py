@@ -10,6 +10,10 @@ from the rest of the claim and the finish (lanes, leases, counters, flows):
   claim ``GET``s it, unpacks, changes five positions, packs and ``SET``s it, and hands the worker the packed
   value; the finish does the same for two.
 
+* fixed and batched: a fixed-width header of the fields a run changes in front of the packed value, read and
+  written in place (``GET``, ``SETRANGE``, ``GETRANGE``) a job at a time, or a call's records with one ``MGET``
+  and one ``MSET`` for the claim and for the finish.
+
 An empty script call of BATCH keys is measured beside them: the floor under both. ``bytes`` writes the same
 records as a key each (hash, packed) and as packed values in hashes of BUCKET fields (no key a job), and
 reports ``used_memory`` a record.
@@ -78,12 +82,35 @@ return out
 """
 HEADER = 60
 
+# batched: the fixed header's record, but a call's records are read with one MGET and written with one MSET (a
+# job's key and its new value): four commands a call, none a job. Each command a script calls costs the server
+# about as much again as a small command itself (its arguments and reply converted, the call's checks), so the
+# calls a job, not the bytes, bound what a claim and a finish can reach (docs/reference/performance.md).
+BATCHED = """
+local now, out, kv = ARGV[1], {}, {}
+local head = 'a' .. '0001' .. now .. (now + 30000) .. string.rep('0', 13) .. string.format('%-16s', ARGV[2])
+local got = redis.call('MGET', unpack(KEYS))
+for i, key in ipairs(KEYS) do
+  out[i] = got[i]
+  kv[2 * i - 1], kv[2 * i] = key, head .. string.sub(got[i], HEADER + 1)
+end
+redis.call('MSET', unpack(kv))
+got = redis.call('MGET', unpack(KEYS))
+for i = 1, #KEYS do
+  local v = got[i]
+  if string.sub(v, 1, 5) == 'a0001' then kv[2 * i] = 'c' .. string.sub(v, 2, 31) .. now .. string.sub(v, 45) end
+end
+redis.call('MSET', unpack(kv))
+return out
+""".replace("HEADER", str(HEADER))
+
 EMPTY = "return #KEYS"
 POSITIONS = ("fn", "group", "state", "lease", "created", "v")  # then attempts, claimed, lease_until, worker, finished
 
 
 def claim_finish(ctx: Ctx, fields: dict, n: int) -> dict:
-    """Server CPU µs a job of a claim and a finish of its record alone: hash, packed, and the empty call's."""
+    """Server CPU µs a job of a claim and a finish of its record alone: hash, packed, fixed header, the fixed
+    header read and written a call at a time (batched), and the empty call's."""
     flat = [x for kv in fields.items() for x in kv]
     raw = redis.Redis.from_url(ctx.url)  # msgpack is bytes, not text: this client does not decode replies
     # packed by the server's own cmsgpack, as a script would write it
@@ -91,7 +118,7 @@ def claim_finish(ctx: Ctx, fields: dict, n: int) -> dict:
     fixed = b"r" + b"0" * (HEADER - 1) + record
     out = {}
     for kind, script, value in (("hash", HASH, None), ("packed", PACKED, record), ("fixed", FIXED, fixed),
-                                ("empty", EMPTY, b"")):
+                                ("batched", BATCHED, fixed), ("empty", EMPTY, b"")):
         keys = [f"{ctx.prefix}:record:{kind}:{i}" for i in range(n)]
         _pipelined(raw, [_writer(k, value, flat) for k in keys])
         sha = raw.script_load(script)
