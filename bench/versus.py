@@ -1,6 +1,6 @@
 """``make bench-vs``: this tree's speed-goal figures side by side with an earlier release's, in one session.
 
-    python bench/versus.py [--rev v0.2.0] [--runs 3] [--quick]
+    python bench/versus.py [--rev v0.2.0] [--runs 3] [--quick] [--all-drains]
 
 The release is checked out in a temporary git worktree (a tag a fresh clone lacks falls back to its commit,
 FALLBACK); one private embedded Valkey serves both; each tree's own ``bench/run.py`` runs the enqueue, drain
@@ -8,6 +8,10 @@ and memory phases against it, alternating (this, the release, this, ...), so tha
 hits both alike. Printed: each goal's figure for both (median of the runs, and the runs), their ratio, and the
 goal (issue 33's: server CPU a drained job <= 0.55x, bytes a queued job <= 0.6x, the bulk mint >= 0.8x of the
 pipelined no-op call's limit).
+
+Each tree's drain phase runs only the drains a goal reads (GOAL_DRAINS: one emq_worker x 50), its other four
+(more processes, concurrency 10, no line a job) left out: a run takes about a quarter of the time, so three
+alternating runs of both trees fit in half an hour. ``--all-drains`` runs them all.
 """
 
 from __future__ import annotations
@@ -25,6 +29,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FALLBACK = {"v0.2.0": "b84f0f6"}  # a release's commit, for a clone made without tags
 PHASES = "enqueue,drain,memory"
+GOAL_DRAINS = ("p1",)  # bench/phases.py's DRAINS keys the goals read
+# A tree's bench/run.py as __main__, its drains cut to those named in argv[1] first (a release's run.py has no
+# option for it): bench.phases is imported once Django is set up, as run.py's main does, and patched before it runs;
+# its table (which reads every drain's figures; bench-vs reads the JSON and discards the table) prints nothing.
+RUN_SOME_DRAINS = (
+    "import os, runpy, sys\n"
+    "keys = sys.argv.pop(1).split(',')\n"
+    "sys.path.insert(0, os.getcwd())\n"
+    "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'echd_project.settings')\n"
+    "import django\n"
+    "django.setup()\n"
+    "from bench import phases\n"
+    "phases.DRAINS = tuple(d for d in phases.DRAINS if d[0] in keys)\n"
+    "from bench import table\n"
+    "table.table = lambda ctx: ''\n"
+    "sys.argv[0] = 'bench/run.py'\n"
+    "runpy.run_path('bench/run.py', run_name='__main__')\n"
+)
 
 # (label, phase, key, how to compare, goal): "ratio" compares this tree's figure with the release's; "own"
 # is a ratio the figure already is (the release's is shown beside it).
@@ -43,6 +65,8 @@ def main() -> int:
     ap.add_argument("--rev", default="v0.2.0", help="the release to compare with (a tag or a commit)")
     ap.add_argument("--runs", type=int, default=3, help="alternating runs of each tree (median of them)")
     ap.add_argument("--quick", action="store_true", help="small counts: a smoke run")
+    ap.add_argument("--all-drains", action="store_true",
+                    help="every drain of bench/run.py's drain phase, not only the goals' (about 4x the time)")
     opts = ap.parse_args()
     sha = _commit(opts.rev)
     work = Path(tempfile.mkdtemp(prefix="emq-bench-vs-"))
@@ -57,7 +81,7 @@ def main() -> int:
         for i in range(opts.runs):
             for name, tree in (("this", ROOT), (opts.rev, other)):
                 sys.stderr.write(f"bench-vs: run {i + 1}/{opts.runs} of {name} ({tree})\n")
-                results[name].append(_run(tree, url, work / f"{name}-{i}.json", opts.quick))
+                results[name].append(_run(tree, url, work / f"{name}-{i}.json", opts.quick, opts.all_drains))
         print(_table(results, opts.rev, url))
     finally:
         embedded.stop(work / "valkey")
@@ -76,9 +100,10 @@ def _commit(rev: str) -> str:
     sys.exit(f"bench-vs: no commit {rev!r} here (fetch the tags: git fetch --tags), and no fallback for it")
 
 
-def _run(tree: Path, url: str, out: Path, quick: bool) -> dict:
+def _run(tree: Path, url: str, out: Path, quick: bool, all_drains: bool) -> dict:
     """One tree's own bench on the shared server: its figures as its run.py wrote them."""
-    cmd = [sys.executable, "bench/run.py", "--url", url, "--private", "--only", PHASES, "--out", str(out)]
+    run = ["bench/run.py"] if all_drains else ["-c", RUN_SOME_DRAINS, ",".join(GOAL_DRAINS)]
+    cmd = [sys.executable, *run, "--url", url, "--private", "--only", PHASES, "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     subprocess.run([*cmd, *(["--quick"] if quick else [])], cwd=tree, env=env, check=True,
                    stdout=subprocess.DEVNULL)
