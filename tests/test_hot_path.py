@@ -157,20 +157,20 @@ def test_the_claims_decoder_quarantines_bad_data_and_raises_its_own_bugs(monkeyp
 
 
 def test_a_busy_claim_leaves_the_lease_set_a_skiplist_with_no_keel_in_it(emq_env, client):
-    """bclaim's keel (``_claim.lua``'s leases_add): a claim of 8 jobs or more adds a member longer than
+    """bclaim's keel (``_claim.lua``'s leases_add): a claim of 16 jobs or more adds a member longer than
     zset-max-listpack-value with its leases and removes it in the same call, so the lease set becomes a
     skiplist and stays one as it shrinks; a listpack's ZADD walks the whole set for each new member, which
     made it a busy drain's costliest command (docs/reference/performance.md). Fails when a server stops
     converting on a long member or converts back on shrink, so the figure there no longer holds; and
     whenever the keel is left where a reader would see it."""
     q = Queue("default")
-    jobs.add.enqueue_many([((i, 0), {}) for i in range(20)])
-    small = q.bclaim(2, "w")
-    assert client.object("encoding", q.keys.leases) == "listpack"  # a small claim adds no keel
-    big = q.bclaim(10, "w")
+    jobs.add.enqueue_many([((i, 0), {}) for i in range(31)])
+    small = q.bclaim(15, "w")
+    assert client.object("encoding", q.keys.leases) == "listpack"  # a smaller claim adds no keel
+    big = q.bclaim(16, "w")
     assert client.object("encoding", q.keys.leases) == "skiplist"
     assert set(client.zrange(q.keys.leases, 0, -1)) == {c.id for c in small + big}
     states = q.finish([Outcome(c.id, c.token, "completed", "null") for c in (small + big)[:-1]])
-    assert states == ["completed"] * 11
+    assert states == ["completed"] * 30
     assert client.object("encoding", q.keys.leases) == "skiplist"  # one lease left: still a skiplist
     assert client.zrange(q.keys.leases, 0, -1) == [big[-1].id] and q.counts().active == 1

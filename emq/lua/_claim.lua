@@ -36,7 +36,10 @@ end
 -- busy worker that cost a drained job more server time than its claim's HSET (docs/reference/performance.md).
 -- Nothing reads the set between the two commands: no reader ever sees the keel.
 local KEEL = 'emq keel: a member this long keeps the lease set a skiplist; see docs/reference/performance.md'
-local KEEL_MIN = 8  -- a claim of fewer adds no keel: a set that small costs little either way
+-- A claim of fewer adds no keel: its ZREM is one command more a claim, and a worker that claims fewer at a time
+-- keeps a set too small for the walk to cost more than that (concurrency 10: commands a job 6.0 either way, the
+-- same server time). A busy worker's first claim of as many converts the set; its smaller claims find it converted.
+local KEEL_MIN = 16
 
 -- Add a claim's leases ({expiry, id, ...} for got jobs) to the lease set.
 local function leases_add(leases, got)
