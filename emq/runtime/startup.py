@@ -31,7 +31,7 @@ def wait_for_server(stop: threading.Event | None = None) -> bool:
         raise ServerUnavailable(embedded.MISSING)  # nothing to wait for: a package is missing
     if stop is not None:
         return _wait_for_server(stop)
-    signals = _stop_on_signals()  # the worker and the Pump install their own after
+    signals = MainWait()  # SIGTERM and SIGINT end it; the worker and the Pump install their own after
     try:
         return _wait_for_server(signals)
     finally:
@@ -60,11 +60,6 @@ def _wait_for_server(stop: threading.Event | MainWait) -> bool:
         if stop.wait(pause):
             return False
         pause = min(pause * 2, MAX_PAUSE)
-
-
-def _stop_on_signals() -> MainWait:
-    """A wait SIGINT and SIGTERM end (the supervisor forks after it: no thread; ``stop_relay``)."""
-    return MainWait()
 
 
 # True in a worker process that a supervisor forked (``supervisor``), which passes a stop on as SIGTERM

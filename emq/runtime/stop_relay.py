@@ -10,8 +10,8 @@ reads it and runs the action: a ``stop`` that takes what locks it likes.
 The relay thread blocks the signals it relays, so that the kernel delivers them to the main thread
 (a handler's byte on the supervisor's wake-up pipe must come with its handler on the thread that
 selects on it). One relay a process: a fork's child has none of its parent's threads and makes its own.
-A wait of the main thread alone (the start-up's wait for the server, in the supervisor, which forks
-and must stay one thread) needs no relay: ``MainWait`` selects on the handler's pipe.
+A sleep of the main thread alone (the start-up's wait for the server and the supervisor's loop: the
+supervisor forks and must stay one thread) needs no relay: ``MainWait`` selects on its handler's pipe.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 
 log = logging.getLogger("emq.worker")
+STOPS = (signal.SIGTERM, signal.SIGINT)  # the signals that stop a process of emq
 # Blocked in the relay thread: every signal a process of emq handles, so that none lands there (above).
 BLOCKED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2)
 _actions: dict[int, Callable[[], None]] = {}  # signal number -> what the relay runs for it
@@ -73,28 +74,45 @@ def _run(read: int) -> None:
 
 
 class MainWait:
-    """A wait of the main thread that SIGINT and SIGTERM end at once: their handler writes a byte to a pipe
-    the wait selects on. No thread (a process that forks stays one thread) and no lock in the handler."""
+    """A sleep of the main thread that signals end at once: their handler writes a byte to a pipe the sleep
+    selects on. No thread (a process that forks stays one thread) and no lock in the handler. The start-up's
+    wait for the server and the supervisor's loop sleep on one; ``stopped`` says whether a stop signal came,
+    and note, if given, is called in the handler with each signal's number (it must take no lock)."""
 
-    def __init__(self, sigs: tuple[int, ...] = (signal.SIGTERM, signal.SIGINT)) -> None:
+    def __init__(self, sigs: tuple[int, ...] = STOPS, note: Callable[[int], None] | None = None) -> None:
         self._read, self._write = os.pipe()
-        os.set_blocking(self._write, False)
-        self.hit = False
+        for fd in (self._read, self._write):
+            os.set_blocking(fd, False)
+        self.stopped = False
+        self._note = note
         for sig in sigs:
             signal.signal(sig, self._post)
 
-    def _post(self, _sig: int, _frame: object) -> None:
-        self.hit = True
+    def _post(self, sig: int, _frame: object) -> None:
+        if sig in STOPS:
+            self.stopped = True
+        if self._note is not None:
+            self._note(sig)
         try:
             os.write(self._write, b"\0")
         except OSError:  # full: a byte already waits
             pass
 
+    def sleep(self, timeout: float | None) -> None:
+        """Until a signal comes or timeout seconds pass (None: no limit); the bytes are read, so that the next
+        sleep waits for a signal of its own (a signal after the select and before the read: its handler ran)."""
+        select.select([self._read], [], [], timeout)
+        try:
+            while os.read(self._read, 512):
+                pass
+        except BlockingIOError:
+            pass
+
     def wait(self, timeout: float) -> bool:
         """True once a stop signal came (at once if it came before); False after timeout seconds without."""
-        if not self.hit:
-            select.select([self._read], [], [], timeout)
-        return self.hit
+        if not self.stopped:
+            self.sleep(timeout)
+        return self.stopped
 
     def close(self) -> None:
         """Close the pipe; a signal until the next handler is installed writes nowhere (-1 first: a closed

@@ -17,8 +17,8 @@ terminal's Ctrl-C reaches them only through the supervisor, and they get SIGTERM
 the supervisor is killed.
 
 The supervisor sleeps in one ``select`` on a pipe that the signal handlers write to
-(``signal.set_wakeup_fd``): a child's death (SIGCHLD), a stop signal or its next deadline (a
-restart after its backoff, a stop's kill) wakes it; it never polls.
+(``stop_relay.MainWait``, as the start-up's wait for the server): a child's death (SIGCHLD), a stop
+signal or its next deadline (a restart after its backoff, a stop's kill) wakes it; it never polls.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import ctypes
 import logging
 import math
 import os
-import select
 import signal as signals
 import time
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from collections.abc import Callable
 from ..core import connection
 from ..errors import ConfigurationError
 from . import exits, startup
+from .stop_relay import STOPS, MainWait
 
 log = logging.getLogger("emq.supervisor")
 QUICK_DEATH = 2.0  # seconds: a child that dies sooner than this is restarted with a backoff
@@ -43,7 +43,6 @@ MAX_BACKOFF = 10.0
 # about one (``Worker.run``); past this it is stuck, and killed.
 STOP_MARGIN = 10.0
 PR_SET_PDEATHSIG = 1
-STOPS = (signals.SIGTERM, signals.SIGINT)
 
 
 class Supervisor:
@@ -69,7 +68,7 @@ class Supervisor:
         self.kill_at = math.inf  # monotonic time a stopping child is killed
         self.code = exits.STOPPED
         self.pid = os.getpid()
-        self._pipe: tuple[int, int] | None = None
+        self._signals: MainWait | None = None  # what the loop sleeps on (``_listen``)
 
     @property
     def stopping(self) -> bool:
@@ -166,32 +165,26 @@ class Supervisor:
             return  # a stop came while the loop was busy: pass it on first
         at = min([self.kill_at, *self.due.values()])
         timeout = None if at == math.inf else max(at - time.monotonic(), 0.0)
-        assert self._pipe is not None
-        select.select([self._pipe[0]], [], [], timeout)
-        try:
-            while os.read(self._pipe[0], 512):
-                pass
-        except BlockingIOError:
-            pass
+        assert self._signals is not None
+        self._signals.sleep(timeout)
 
     def _listen(self) -> None:
         """Have SIGCHLD, SIGTERM and SIGINT wake the loop (the stops are counted, and acted on there)."""
-        read, write = os.pipe()
-        for fd in (read, write):
-            os.set_blocking(fd, False)
-        self._pipe = (read, write)
-        signals.set_wakeup_fd(write)
-        signals.signal(signals.SIGCHLD, _woken)
-        for sig in STOPS:
-            signals.signal(sig, lambda *_: self.stop())
+        self._signals = MainWait((signals.SIGCHLD, *STOPS), note=self._signalled)
+
+    def _signalled(self, sig: int) -> None:
+        """In the handler: a stop is counted (the loop passes it on); a child's death only wakes the loop."""
+        if sig in STOPS:
+            self.stop()
 
     def _unlisten(self) -> None:
-        signals.set_wakeup_fd(-1)
         signals.signal(signals.SIGCHLD, signals.SIG_DFL)
-        if self._pipe is not None:
-            for fd in self._pipe:
-                os.close(fd)
-            self._pipe = None
+        self._close_signals()
+
+    def _close_signals(self) -> None:
+        if self._signals is not None:
+            self._signals.close()
+            self._signals = None
 
     def _spawn(self, slot: int) -> None:
         pid = os.fork()
@@ -214,22 +207,15 @@ class Supervisor:
 
     def _become_child(self) -> None:
         """Reset what the fork copied: signal handlers and the wake-up pipe, the process group, cached clients."""
-        signals.set_wakeup_fd(-1)
         for sig in (*STOPS, signals.SIGCHLD):
             signals.signal(sig, signals.SIG_DFL)
-        if self._pipe is not None:
-            for fd in self._pipe:
-                os.close(fd)
+        self._close_signals()
         os.setpgid(0, 0)
         startup.supervised = True
         die_with_parent()
         if os.getppid() != self.pid:  # the supervisor died before the line above took effect
             os._exit(exits.FAILED)
         connection.forget()  # never close: the sockets are the supervisor's too
-
-
-def _woken(*_: object) -> None:
-    """SIGCHLD: nothing to do here; its byte on the wake-up pipe wakes the loop, which reaps."""
 
 
 def die_with_parent() -> None:
