@@ -9,9 +9,9 @@ hits both alike. Printed: each goal's figure for both (median of the runs, and t
 goal (issue 33's: server CPU a drained job <= 0.55x, bytes a queued job <= 0.6x, the bulk mint >= 0.8x of the
 pipelined no-op call's limit).
 
-Each tree's drain phase runs only the drains a goal reads (GOAL_DRAINS: one emq_worker x 50), its other four
-(more processes, concurrency 10, no line a job) left out: a run takes about a quarter of the time, so three
-alternating runs of both trees fit in half an hour. ``--all-drains`` runs them all.
+Each tree's drain phase runs only the drains a goal reads (GOAL_DRAINS: one emq_worker x 50; bench/drains_only.py),
+its other four (more processes, concurrency 10, no line a job) left out: three alternating runs of both trees take
+about 4 minutes, not over an hour. ``--all-drains`` runs them all.
 """
 
 from __future__ import annotations
@@ -30,23 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 FALLBACK = {"v0.2.0": "b84f0f6"}  # a release's commit, for a clone made without tags
 PHASES = "enqueue,drain,memory"
 GOAL_DRAINS = ("p1",)  # bench/phases.py's DRAINS keys the goals read
-# A tree's bench/run.py as __main__, its drains cut to those named in argv[1] first (a release's run.py has no
-# option for it): bench.phases is imported once Django is set up, as run.py's main does, and patched before it runs;
-# its table (which reads every drain's figures; bench-vs reads the JSON and discards the table) prints nothing.
-RUN_SOME_DRAINS = (
-    "import os, runpy, sys\n"
-    "keys = sys.argv.pop(1).split(',')\n"
-    "sys.path.insert(0, os.getcwd())\n"
-    "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'echd_project.settings')\n"
-    "import django\n"
-    "django.setup()\n"
-    "from bench import phases\n"
-    "phases.DRAINS = tuple(d for d in phases.DRAINS if d[0] in keys)\n"
-    "from bench import table\n"
-    "table.table = lambda ctx: ''\n"
-    "sys.argv[0] = 'bench/run.py'\n"
-    "runpy.run_path('bench/run.py', run_name='__main__')\n"
-)
 
 # (label, phase, key, how to compare, goal): "ratio" compares this tree's figure with the release's; "own"
 # is a ratio the figure already is (the release's is shown beside it).
@@ -102,7 +85,7 @@ def _commit(rev: str) -> str:
 
 def _run(tree: Path, url: str, out: Path, quick: bool, all_drains: bool) -> dict:
     """One tree's own bench on the shared server: its figures as its run.py wrote them."""
-    run = ["bench/run.py"] if all_drains else ["-c", RUN_SOME_DRAINS, ",".join(GOAL_DRAINS)]
+    run = ["bench/run.py"] if all_drains else [str(ROOT / "bench" / "drains_only.py"), ",".join(GOAL_DRAINS)]
     cmd = [sys.executable, *run, "--url", url, "--private", "--only", PHASES, "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     subprocess.run([*cmd, *(["--quick"] if quick else [])], cwd=tree, env=env, check=True,
