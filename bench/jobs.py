@@ -22,3 +22,9 @@ def stamp(t):
 def mark():
     """When this job started (ns since the epoch), to order a run by start."""
     return time.time_ns()
+
+
+@emq.job(takes_context=True)
+def waits(ctx):
+    """A durable job's first run, which ends at once at its wait for a signal (never sent)."""
+    ctx.wait_for("go")

@@ -206,8 +206,6 @@ def cost(ctx: Ctx) -> None:
     if not ctx.private:
         ctx.results["cost"] = {"skipped": "INFO commandstats needs a private server"}
         return
-    from emq.runtime.worker import Worker
-
     n = ctx.n(20_000, 2_000)
     queue = _queue("cost")
     fn = jobs.noop.using(queue=queue)
@@ -220,11 +218,9 @@ def cost(ctx: Ctx) -> None:
     mint_trips, mint, mint_usec = trips.count, commandstats(ctx), script_usec(ctx)
     reset_stats(ctx)
     trips.count = 0
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-    Worker([queue], concurrency=10, burst=True, pump=False).run()
-    for sig, handler in handlers.items():
-        signal.signal(sig, handler)
+    _burst(queue)
     drain_trips, drained, drain_usec, inner = trips.count, commandstats(ctx), script_usec(ctx), command_usec(ctx)
+    waits = _durable_waits(ctx, queue, n // 4, trips)
     trips.close()
     n += 1
     drained.pop("config|resetstat", None)
@@ -241,7 +237,30 @@ def cost(ctx: Ctx) -> None:
         "drain_by_command": dict(sorted(drained.items(), key=lambda kv: -kv[1])),
         "how": "in-process Worker (burst, no Pump, concurrency 10): the code emq_worker runs",
         "record_usec_per_job": record.claim_finish(ctx, fields, n),
+        **waits,
     }
+
+
+def _burst(queue: str) -> None:
+    """Drain queue with an in-process Worker (burst, no Pump, concurrency 10): the code emq_worker runs. Its
+    signal handlers are put back after (the bench's own stop on SIGINT)."""
+    from emq.runtime.worker import Worker
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    Worker([queue], concurrency=10, burst=True, pump=False).run()
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
+
+
+def _durable_waits(ctx: Ctx, queue: str, n: int, trips: RoundTrips) -> dict:
+    """n durable jobs whose first run ends at a wait for a signal, drained as the cost phase's: round trips and
+    server µs a job (claim, run, finish; the run's journal comes with its claim)."""
+    jobs.waits.using(queue=queue).enqueue_many([((), {})] * n)
+    reset_stats(ctx)
+    trips.count = 0
+    _burst(queue)
+    return {"durable_wait_round_trips_per_job": trips.count / n,
+            "durable_wait_server_usec_per_job": script_usec(ctx) / n}
 
 
 def idle(ctx: Ctx) -> None:

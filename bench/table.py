@@ -121,6 +121,9 @@ def _cost(r: dict, rows: Rows) -> None:
         lua = c["drain_server_usec_per_job"] - inner
         rows.add("  of the drain's: in the commands it calls / the scripts' own Lua",
                  f"{inner:.1f} / {lua:.1f} ({lua / c['drain_server_usec_per_job']:.0%})")
+    if (w := c.get("durable_wait_round_trips_per_job")) is not None:
+        rows.add("durable jobs that wait for a signal (first run): round trips / server µs in scripts a job",
+                 f"{w:.3f} / {c['durable_wait_server_usec_per_job']:.1f}")
     _record(c, rows)
 
 

@@ -170,3 +170,9 @@ def sleeps_in_a_step(ctx):
 @emq.job(takes_context=True, max_attempts=1)
 def huge_step(ctx):
     ctx.step("big", lambda: "x" * 2048)
+
+
+@emq.job(takes_context=True)
+def waits_briefly(ctx):
+    """Its first durable call is a wait with a timeout: the wait's deadline is all its journal holds."""
+    return ctx.wait_for("go", timeout=0.05)

@@ -15,9 +15,12 @@ from django.core.management import call_command
 
 import emq
 from emq.core.engine import Queue
+from emq.core.engine.journal import JournalOps
+from emq.runtime import runner
 from emq.runtime.worker import Worker
 from emq.testing import check_invariants, run_until_empty
 from tests import durable_jobs as dj
+from tests import jobs
 from tests.dashboard_fixtures import action_url, make_users, page_url, web_as
 from tests.procs import running, wait_for
 
@@ -76,6 +79,43 @@ def test_a_signal_sent_while_the_job_runs_before_its_wait_is_not_lost(emq_env):
     assert job.result == "hello" and job.attempts == 1
 
 
+def test_a_claim_brings_a_durable_jobs_journal_and_its_run_reads_none(emq_env, monkeypatch):
+    """The claim's HGETALL read the journal anyway: it comes with the claimed job, and the run's durable calls
+    read nothing more (a round trip a job saved); a plain job's claim brings none."""
+    reads = []
+    read = JournalOps.read
+    monkeypatch.setattr(JournalOps, "read", lambda self, job_id: reads.append(job_id) or read(self, job_id))
+    ref = dj.waits.enqueue("go")
+    run_until_empty()
+    assert ref.get().state == "waiting"
+    assert emq.signal(ref.id, "go", 5) is True
+    plain = jobs.add.enqueue(1, 2)
+    q = Queue("default")
+    claimed = {c.id: c for c in q.bclaim(2, "w")}
+    assert claimed[plain.id].journal is None
+    journal = claimed[ref.id].journal
+    assert set(journal) == {"@n", "@s:started", "@w:go"} and journal["@n"] == "2"
+    assert q.finish([runner.execute(q.name, c) for c in claimed.values()]) == ["completed", "completed"]
+    assert ref.get().result["got"] == 5
+    assert reads == []
+
+
+def test_a_wait_whose_deadline_is_all_its_journal_holds_times_out_in_its_next_run(emq_env, client):
+    """A deadline written before any entry marks the journal ("@n" 0), so the next claim brings it and that run
+    returns None. Unmarked, the claim would bring nothing: the run would wait again, the server would find the
+    deadline passed and ready the job at once, and so on without end."""
+    ref = dj.waits_briefly.enqueue()
+    q = Queue("default")
+    (claimed,) = q.bclaim(1, "w")
+    assert claimed.journal is None
+    assert q.finish([runner.execute(q.name, claimed)]) == ["waiting"]
+    assert client.hget(q.keys.job(ref.id), "@n") == "0"
+    with running(Worker(["default"], concurrency=1, park_timeout=0.5)):
+        wait_for(lambda: ref.get().state == "completed", timeout=10, what="the timed-out wait's job completed")
+    job = ref.get()
+    assert job.result is None and job.attempts == 1
+
+
 @pytest.mark.timing
 def test_wait_for_with_a_timeout_returns_none_about_that_much_later(emq_env, worker):
     """The deadline sits in the schedule set, the Pump promotes it on the server's clock; a later signal is refused."""
@@ -98,8 +138,6 @@ def test_a_late_signal_is_refused_and_the_wait_stays_timed_out(emq_env):
     ref = dj.waits.enqueue("late", timeout=0.05)
     q = Queue("default")
     (claimed,) = wait_for(lambda: q.bclaim(1, "w"), what="the job claimed")
-    from emq.runtime import runner
-
     assert q.finish([runner.execute(q.name, claimed)]) == ["waiting"]
     time.sleep(0.1)  # past the deadline; no Pump has run
     assert ref.get().state == "waiting"

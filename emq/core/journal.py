@@ -47,6 +47,11 @@ def field(kind: str, name: str) -> str:
     return f"{MARK}{kind}:{name}"
 
 
+def claimed(pairs: list[str]) -> dict[str, str]:
+    """A job's journal as its claim brings it (``bclaim.lua``: field, value, ... after its token)."""
+    return dict(zip(pairs[::2], pairs[1::2], strict=True))
+
+
 def is_journal(name: str) -> bool:
     """Whether a field of a job's hash belongs to its journal (the dashboard lists them apart)."""
     return name.startswith(MARK)

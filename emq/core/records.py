@@ -66,6 +66,7 @@ class Claimed:
     fault: str = ""  # what the worker could not decode (e.g. "args is not JSON"): it ends the job dead as corrupt
     spared: int = 0  # claims given back without spending an attempt (finish.lua's spare)
     sealed: bool = False  # an encrypted job (core/stored.py): its result, error and progress are sealed too
+    journal: dict[str, str] | None = None  # a durable job's entries as its claim read them (steps.Journal.seed)
 
     @property
     def attempt(self) -> int:
@@ -97,7 +98,7 @@ class Claimed:
                     run = {"id": "", "token": 0, "name": "", "args": None, "kwargs": None, "lease_ms": int(lease),
                            "max_attempts": int(tries), "backoff": _backoff(backoff), "group": "", "due_ms": 0,
                            "claimed_ms": now, "meta": "", "timeout_ms": None, "soft_timeout_ms": 0, "fault": "",
-                           "spared": 0, "sealed": False}
+                           "spared": 0, "sealed": False, "journal": None}
                     run["timeout_ms"], run["soft_timeout_ms"] = _limits(limits)
                     of = (lease, tries, backoff, limits, run)  # once every shared field decoded
                 values = of[4].copy()  # a copy of every field, then the job's own set: a tenth cheaper than a display
@@ -121,6 +122,10 @@ def _off_path(cls: type[Claimed], f: tuple, now: int) -> Claimed | None:
     """A claimed job the plain path did not decode: an encrypted one opened (its kwargs is never JSON), else
     one that records which field is bad (its fault); None when every field decodes on its own."""
     jid, token, name, _, kwargs, group, _ = f
+    if isinstance(token, list):  # a durable job's token with its journal (bclaim.lua): {token, field, value, ...}
+        (job,) = cls.from_reply([now, jid, token[0], *f[2:]])  # decoded as any job (this path included)
+        job.__dict__["journal"] = journal.claimed(token[1:])  # frozen: set as from_reply sets every field
+        return job
     job = encrypted.open_claimed(cls, f, now) if sealed.is_sealed(kwargs) else None
     if job is not None:
         return job

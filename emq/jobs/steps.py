@@ -1,14 +1,14 @@
 """Durable jobs: ``ctx.step``, ``ctx.sleep``, ``ctx.wait_for`` and ``emq.signal`` (DESIGN rule 12).
 
-A run of a durable job reads its journal once, at its first durable call (one round trip a run,
-none for a job that makes no such call), and looks each step up by name, each sleep by its place
-in the run: what a run recorded, later runs find and return at once, without calling it again. A
-step's result is written under the attempt's fencing token (``journal_put.lua``), so a stale
-attempt's step is refused (``LeaseExpired``). A suspension ends the run at once by raising
-``Suspended``, a BaseException the job's ``except Exception`` lets pass; the worker turns it into
-finish's "suspended" item, which gives the slot back without spending an attempt (``_suspend.lua``).
-The job's code runs again from the top when it wakes, so it must be deterministic between steps
-(docs/guides/durable-jobs.md).
+A run of a durable job gets its journal with its claim (the claim's HGETALL reads it anyway: no round
+trip; a context made outside a worker's run reads it at its first durable call), and looks each step
+up by name, each sleep by its place in the run: what a run recorded, later runs find and return at
+once, without calling it again. A step's result is written under the attempt's fencing token
+(``journal_put.lua``), so a stale attempt's step is refused (``LeaseExpired``). A suspension ends
+the run at once by raising ``Suspended``, a BaseException the job's ``except Exception`` lets pass;
+the worker turns it into finish's "suspended" item, which gives the slot back without spending an
+attempt (``_suspend.lua``). The job's code runs again from the top when it wakes, so it must be
+deterministic between steps (docs/guides/durable-jobs.md).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ class Suspended(BaseException):
 
 
 class Journal:
-    """One run's view of its job's journal, read at the run's first durable call. Under EMQ_EAGER ``inline`` is
+    """One run's view of its job's journal: what the job's claim read (``seed``), or read at the run's first
+    durable call (a context made outside a worker's run). Under EMQ_EAGER ``inline`` is
     ``eager.run_inline`` (a spawned child runs now) and nothing is stored nor suspends: a sleep returns at once,
     a wait returns None."""
 
@@ -57,13 +58,21 @@ class Journal:
         self.inside: str | None = None  # the step whose fn runs now: durable calls go between steps, not in them
         self.sealed = False  # an encrypted job's: its step results are stored sealed, as its result is
 
+    def seed(self, fields: dict[str, str] | None, now_ms: int) -> None:
+        """The journal as the job's claim read it, with the claim's server clock: no read of its own (the claim's
+        HGETALL had the entries anyway). What changed since is the server's to see: a signal or a deadline that
+        came after the claim makes the suspend script ready the job at once (``_suspend.lua``), and the next
+        run's claim brings it. The clock runs on from now, after the claim: never ahead of the server's."""
+        self.fields, self.now_ms, self.read_at = fields if fields is not None else {}, now_ms, time.monotonic()
+
     def server_ms(self) -> int:
         """The server's clock now, as read with the journal plus the time since (DESIGN rule 1)."""
         return self.now_ms + int((time.monotonic() - self.read_at) * 1000)
 
 
 def loaded(ctx: Any, call: str = "") -> Journal:
-    """The run's journal, read from the server at its first durable call (``call``, named in errors)."""
+    """The run's journal: its claim's (``Journal.seed``), else read from the server at its first durable call
+    (``call``, named in errors)."""
     j = ctx.journal
     if j.inside is not None:
         raise RuntimeError(f"{call or 'a durable call'} inside step {j.inside!r} of job {ctx.job_id}: sleeps, waits, "

@@ -28,6 +28,7 @@ local function wait_signal(key, id, name, timeout, now)
   if not deadline and timeout ~= '' then
     deadline = now + tonumber(timeout)
     redis.call('HSET', key, '@t:' .. name, deadline)
+    redis.call('HSETNX', key, '@n', 0)  -- the journal's mark (_journal.lua): the next claim brings the deadline
   end
   if deadline and deadline <= now then return false end
   redis.call('HSET', key, 'state', 'waiting', 'waits', name)

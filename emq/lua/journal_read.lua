@@ -1,6 +1,7 @@
 --[[
   journal_read: a durable job's journal (_journal.lua), read once a run, at its first ctx.step,
-  sleep, wait_for, spawn or wait_children; with the server's clock, so a sleep or a wait whose time
+  sleep, wait_for, spawn or wait_children, by a run whose claim did not bring it (a worker's claim
+  does: bclaim.lua, _journal.lua's journal_item); with the server's clock, so a sleep or a wait whose time
   has passed is told on the server's clock (DESIGN rule 1).
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] id        the job's id

@@ -48,6 +48,8 @@ def _call(fn: JobFunction, queue: str, job: Claimed, stop: Flag | None, sink: An
     if fn.options.takes_context:
         ctx = JobContext(job.id, queue, job.attempt, job.token, job.lease_ms, stop or Flag(), sink)
         ctx.journal.sealed = job.sealed
+        if job.claimed_ms:  # claimed (not made by hand): the claim read its journal (Claimed.journal)
+            ctx.journal.seed(job.journal, job.claimed_ms)
         current.set(ctx)  # current_job() is this context, its journal the run's (the caller resets it)
         return fn.func(ctx, *job.args, **job.kwargs)
     return fn.func(*job.args, **job.kwargs)
