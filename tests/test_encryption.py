@@ -202,6 +202,23 @@ def test_a_durable_jobs_step_results_are_sealed_and_survive_a_rekey(keys, tmp_pa
     assert emq.get_job(ref.id).steps[0].result == encrypted.ENCRYPTED
 
 
+@emq.job(encrypt=True, max_attempts=1)
+def charged_through_current_job(card):
+    """No context parameter: its durable calls go through emq.current_job()."""
+    return emq.current_job().step("charge", lambda: {"card": card})
+
+
+def test_a_step_taken_through_current_job_is_sealed_too(keys):
+    """A job that reaches its context through current_job() gets the same one as a takes_context job: its
+    step's result is sealed like its own result."""
+    ref = charged_through_current_job.enqueue(CARD)
+    run_until_empty()
+    assert emq.get_job(ref.id).result == {"card": CARD}
+    stored = raw("default", ref.id)
+    assert "@s:charge" in stored
+    no_plaintext(stored, CARD)
+
+
 APPROVER = "ops-7@bank.example"  # a signal's payload: as secret as the job's arguments
 
 

@@ -12,10 +12,11 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from ..core.logical import JobRef, LogicalQueue
+from ..core.records import Claimed
 from . import children, secrets, steps
 
 # The attempt running in this thread or coroutine, set by the worker around the job's function:
-# (physical queue, job id, token, lease ms, stop flag, progress sink, claims given back), or its JobContext.
+# (physical queue, the claimed job, stop flag, progress sink), or its JobContext (``JobContext.of_claim``).
 current: ContextVar[Any] = ContextVar("emq_current_job", default=None)
 T = TypeVar("T")
 
@@ -53,6 +54,17 @@ class JobContext:
     stop: Flag = field(default_factory=Flag, repr=False, compare=False)
     sink: Any = field(default=None, repr=False, compare=False)
     journal: steps.Journal = field(default_factory=steps.Journal, repr=False, compare=False)
+
+    @classmethod
+    def of_claim(cls, queue: str, job: Claimed, stop: Flag, sink: Any) -> JobContext:
+        """A worker's attempt of a claimed job, whether its function takes it or asks ``current_job()``: its fence,
+        whether its step results are sealed, its journal as its claim read it (``steps.Journal.seed``; a Claimed
+        made by hand, never claimed, reads its own at its first durable call)."""
+        ctx = cls(job.id, queue, job.attempt, job.token, job.lease_ms, stop, sink)
+        ctx.journal.sealed = job.sealed
+        if job.claimed_ms:
+            ctx.journal.seed(job.journal, job.claimed_ms)
+        return ctx
 
     @property
     def cancelled(self) -> bool:
@@ -130,8 +142,7 @@ def current_job() -> JobContext | None:
     value = current.get()
     if value is None or isinstance(value, JobContext):
         return value
-    queue, job_id, token, lease_ms, stop, sink, spared = value
-    ctx = JobContext(job_id, queue, token - spared, token, lease_ms, stop, sink)
+    ctx = JobContext.of_claim(*value)
     current.set(ctx)  # the same context (its journal) for the rest of the attempt; the worker resets it
     return ctx
 

@@ -46,10 +46,7 @@ def _is_coroutine(func: Callable[..., Any]) -> bool:
 def _call(fn: JobFunction, queue: str, job: Claimed, stop: Flag | None, sink: Any) -> Any:
     """Call the job's function (``fn``, looked up by the caller) with its context when it takes one."""
     if fn.options.takes_context:
-        ctx = JobContext(job.id, queue, job.attempt, job.token, job.lease_ms, stop or Flag(), sink)
-        ctx.journal.sealed = job.sealed
-        if job.claimed_ms:  # claimed (not made by hand): the claim read its journal (Claimed.journal)
-            ctx.journal.seed(job.journal, job.claimed_ms)
+        ctx = JobContext.of_claim(queue, job, stop or Flag(), sink)
         current.set(ctx)  # current_job() is this context, its journal the run's (the caller resets it)
         return fn.func(ctx, *job.args, **job.kwargs)
     return fn.func(*job.args, **job.kwargs)
@@ -103,7 +100,7 @@ def execute(queue: str, job: Claimed, stop: Flag | None = None, leave: Callable[
     """
     attempt = observe.begin(queue, job)
     error: BaseException | None = None
-    running = current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink, job.spared))
+    running = current.set((queue, job, stop or Flag(), sink))
     try:
         fn = lookup(job.name)  # _call's plain case inline: every attempt's path
         if fn.options.takes_context:
@@ -144,7 +141,7 @@ async def _execute_async(
     called as in ``execute``. The coroutine runs in its own task, so ``current_job()`` is its own.
     """
     error: BaseException | None = None
-    current.set((queue, job.id, job.token, job.lease_ms, stop or Flag(), sink, job.spared))
+    current.set((queue, job, stop or Flag(), sink))
     try:
         run = Interruptible(_call(lookup(job.name), queue, job, stop, sink))
         if started is not None:
