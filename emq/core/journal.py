@@ -47,8 +47,8 @@ def field(kind: str, name: str) -> str:
     return f"{MARK}{kind}:{name}"
 
 
-def claimed(pairs: list[str]) -> dict[str, str]:
-    """A job's journal as its claim brings it (``bclaim.lua``: field, value, ... after its token)."""
+def entries(pairs: list[str]) -> dict[str, str]:
+    """A job's journal as a script sends it (``_journal.lua``'s journal_after: field, value, ... after a head)."""
     return dict(zip(pairs[::2], pairs[1::2], strict=True))
 
 

@@ -124,7 +124,7 @@ def _off_path(cls: type[Claimed], f: tuple, now: int) -> Claimed | None:
     jid, token, name, _, kwargs, group, _ = f
     if isinstance(token, list):  # a durable job's token with its journal (bclaim.lua): {token, field, value, ...}
         (job,) = cls.from_reply([now, jid, token[0], *f[2:]])  # decoded as any job (this path included)
-        job.__dict__["journal"] = journal.claimed(token[1:])  # frozen: set as from_reply sets every field
+        job.__dict__["journal"] = journal.entries(token[1:])  # frozen: set as from_reply sets every field
         return job
     job = encrypted.open_claimed(cls, f, now) if sealed.is_sealed(kwargs) else None
     if job is not None:

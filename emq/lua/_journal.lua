@@ -3,16 +3,16 @@
   layout): "@<kind>:<name>" = "<recorded ms>|<seq>|<JSON>" for each done step (s), sleep (z: JSON =
   its wake ms), signal (w: JSON = its payload), spawned child (p) and children's results (c);
   "@t:<name>" = the deadline ms of a wait for signal <name>; "@n" = the last seq. A job that never
-  calls ctx.step stores none of them: a plain job pays nothing. A job with any "@" field has "@n" (a wait's
-  deadline written before any entry makes it 0): a claim looks for that one field to know a journal is
-  there to bring along (journal_item).
+  calls ctx.step stores none of them: a plain job pays nothing. A job with any "@" field has "@n" (written
+  here only: journal_put counts it, journal_deadline makes it 0), so a claim looks for that one field to know
+  a journal is there to bring along (bclaim.lua).
   Suffixes used here: job:<id>
 ]]
--- A claimed job's token as its claim's reply carries it when the job has a journal (its "@n" set; bclaim.lua
--- tests that inline, a plain job sends its token alone): {token, then each journal field and its value}, r
--- the job's hash as HGETALL read it, so the run's first durable call reads nothing more (Claimed.journal).
-local function journal_item(r, token)
-  local t = {token}
+-- {head, then each journal field and its value} of r, a job's hash as HGETALL read it: what journal_read
+-- answers (head: the server's ms), and a journaled job's token item in a claim's reply (head: the token), so
+-- that the run's durable calls read nothing more (Claimed.journal).
+local function journal_after(head, r)
+  local t = {head}
   for i = 1, #r, 2 do
     if string.byte(r[i], 1) == 64 then  -- "@"
       t[#t + 1] = r[i]
@@ -20,6 +20,12 @@ local function journal_item(r, token)
     end
   end
   return t
+end
+
+-- Keep a wait's deadline, and the journal's mark with it (0 while no entry came: see above).
+local function journal_deadline(key, name, deadline)
+  redis.call('HSET', key, '@t:' .. name, deadline)
+  redis.call('HSETNX', key, '@n', 0)
 end
 
 -- Record one entry unless it is there already (the first write wins: a later run of the same code

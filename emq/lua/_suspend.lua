@@ -27,8 +27,7 @@ local function wait_signal(key, id, name, timeout, now)
   local deadline = tonumber(redis.call('HGET', key, '@t:' .. name) or '')
   if not deadline and timeout ~= '' then
     deadline = now + tonumber(timeout)
-    redis.call('HSET', key, '@t:' .. name, deadline)
-    redis.call('HSETNX', key, '@n', 0)  -- the journal's mark (_journal.lua): the next claim brings the deadline
+    journal_deadline(key, name, deadline)
   end
   if deadline and deadline <= now then return false end
   redis.call('HSET', key, 'state', 'waiting', 'waits', name)

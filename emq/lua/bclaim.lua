@@ -29,8 +29,8 @@
   Returns: {now_ms, then 7 per job: id, token, fn, args, kwargs, group,
            "<lease_ms>|<max_attempts>|<backoff>|<due_ms>|<timeout>|<meta>"}
            token = the job's attempts after the increment: its fencing token; for a durable job with a
-           journal, {token, then each journal field and its value} (_journal.lua's journal_item, for a job whose
-           "@n" is set: its first durable call reads nothing more); due_ms = when it became
+           journal ("@n" set), {token, then each journal field and its value} (_journal.lua's journal_after:
+           its run's durable calls read nothing more); due_ms = when it became
            due (now - due_ms is its wait in the queue); meta = "" or the JSON object mint stored;
            timeout = "<ms>,<soft ms>" (0: none); a field the job's hash left out is sent as its default.
            The fields of fixed form ride in one string (meta last, so it may hold "|"): each element of
@@ -163,7 +163,8 @@ local function lease_one(id, group, capped)
   if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
   -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
   local o, d = #out, f.v == FORMAT and DEFAULT or defaults_of(f.v)  -- a current job's defaults inline
-  out[o + 1] = id; out[o + 2] = f['@n'] and journal_item(r, token) or token; out[o + 3] = f.fn; out[o + 4] = f.args or d.args
+  out[o + 1] = id; out[o + 2] = f['@n'] and journal_after(token, r) or token  -- a journal's mark: _journal.lua
+  out[o + 3] = f.fn; out[o + 4] = f.args or d.args
   out[o + 5] = f.kwargs or d.kwargs; out[o + 6] = group
   out[o + 7] = lease .. '|' .. (max_attempts or d.max_attempts) .. '|' .. (f.backoff or d.backoff) .. '|' ..
     (f.due or f.created or now) .. '|' .. (f.timeout or d.timeout) .. '|' ..

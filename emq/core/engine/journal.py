@@ -8,16 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .. import encrypted, sealed
+from .. import encrypted, journal, sealed
 from ..connection import guard
 from .base import MAX_BATCH, Ops
 
 
 class Journal(NamedTuple):
-    """What ``journal_read`` found: the server's ms, the job's state ("" when it does not exist), its entries."""
+    """What ``journal_read`` found: the server's ms and the job's entries."""
 
     now_ms: int
-    state: str
     fields: dict[str, str]
 
 
@@ -35,7 +34,7 @@ class JournalOps(Ops):
     def read(self, job_id: str) -> Journal:
         """A job's journal entries and the server's clock, in one round trip."""
         r = self._run("journal_read", [job_id])
-        return Journal(int(r[0]), r[1], dict(zip(r[2::2], r[3::2], strict=True)))
+        return Journal(int(r[0]), journal.entries(r[1:]))
 
     def put(self, job_id: str, token: int, field: str, json: str, child: str = "") -> tuple[str, str]:
         """Record an entry (field "": none) and/or a child about to be spawned, under the attempt's token.
