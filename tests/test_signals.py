@@ -22,7 +22,7 @@ from emq.testing import check_invariants, run_until_empty
 from tests import durable_jobs as dj
 from tests import jobs
 from tests.dashboard_fixtures import action_url, make_users, page_url, web_as
-from tests.procs import running, wait_for
+from tests.procs import running, server_ms, wait_for
 
 
 @pytest.fixture
@@ -133,13 +133,14 @@ def test_wait_for_with_a_timeout_returns_none_about_that_much_later(emq_env, wor
     assert emq.signal(ref.id, "never", 1) is False
 
 
-def test_a_late_signal_is_refused_and_the_wait_stays_timed_out(emq_env):
+def test_a_late_signal_is_refused_and_the_wait_stays_timed_out(emq_env, client):
     """Once the deadline passed, a signal is refused even before the Pump moved the job: wait_for returns None."""
     ref = dj.waits.enqueue("late", timeout=0.05)
     q = Queue("default")
     (claimed,) = wait_for(lambda: q.bclaim(1, "w"), what="the job claimed")
     assert q.finish([runner.execute(q.name, claimed)]) == ["waiting"]
-    time.sleep(0.1)  # past the deadline; no Pump has run
+    deadline = int(ref.get().steps[-1].until.timestamp() * 1000)
+    wait_for(lambda: server_ms(client) > deadline, what="the server's clock past the deadline")  # no Pump has run
     assert ref.get().state == "waiting"
     assert emq.signal(ref.id, "late", 1) is False
     run_until_empty()  # the burst worker's Pump promotes the timed-out wait; the run completes
