@@ -12,6 +12,7 @@
 --- @include "_bury"
 --- @include "_events"
 --- @include "_quota_end"
+--- @include "_record"
 --- @include "_stats"
 local KNOWN = {scheduled = 'scheduled', completed = 'done', dead = 'dead', cancelled = 'cancelled',
   active = 'leases', waiting = 'waiting', ready = true}
@@ -19,7 +20,7 @@ local KNOWN = {scheduled = 'scheduled', completed = 'done', dead = 'dead', cance
 -- End a job dead as corrupt (the caller has taken it out of its set) and count it; a quota that counts
 -- it gets the count back (its other ends do so through flow_finished, which a quarantine skips).
 local function quarantine(key, id, now, what)
-  local mark = redis.call('HGET', key, 'quota')
+  local mark = rec_get(key, 'quota')
   if mark then quota_end(key, mark) end
   bury(key, id, now, 'corrupt: ' .. what, 'corrupt')
   count(now, 'dead', 1)
@@ -48,12 +49,8 @@ end
 -- (a string's first 40 bytes quoted, unprintable ones as "?"), and the caller goes on with the rest
 -- of its batch (it has taken the id out of the set it came from). Any other error is raised as it came.
 local function unhashed(key, id, reply, now)
-  local kind = redis.call('TYPE', key)['ok']
-  if kind == 'hash' or kind == 'none' then error(reply) end
-  local what = kind
-  if kind == 'string' then
-    what = what .. ' ("' .. string.gsub(string.sub(redis.call('GET', key), 1, 40), '[^%w%p ]', '?') .. '")'
-  end
-  redis.call('DEL', key)
+  local what = rec_foreign(key)
+  if not what then error(reply) end
+  rec_delete({key})
   quarantine(key, id, now, "the job's key held a " .. what .. ', not a hash')
 end

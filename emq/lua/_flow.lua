@@ -28,6 +28,7 @@
 --- @include "_events"
 --- @include "_lanes"
 --- @include "_quota_end"
+--- @include "_record"
 --- @include "_schedule"
 --- @include "_stats"
 --- @include "_wake"
@@ -44,10 +45,10 @@ end
 
 -- Put a parent's result (JSON) first among a waiting job's arguments: a chain step, a callback.
 local function prepend_arg(id, value)
-  local key = ns .. 'job:' .. id
-  local args = redis.call('HGET', key, 'args') or '[]'
+  local key = job_key(id)
+  local args = rec_get(key, 'args') or '[]'
   if args == '[]' then args = '[' .. value .. ']' else args = '[' .. value .. ',' .. string.sub(args, 2) end
-  redis.call('HSET', key, 'args', args)
+  rec_set(key, 'args', args)
 end
 
 -- A job leaves the waiting set, forgetting the parents it still waited for (cancel, bury, release).
@@ -58,16 +59,16 @@ end
 
 -- Every parent settled: the job is ready, or scheduled while the due time it was given is ahead.
 local function release(id, now)
-  local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'group', 'priority', 'due')
+  local key = job_key(id)
+  local f = rec_fields(key, 'group', 'priority', 'due')
   flow_unwait(id)
   local due = tonumber(f[3] or '0')
   if due > now then
-    redis.call('HSET', key, 'state', 'scheduled')
+    rec_set(key, 'state', 'scheduled')
     schedule(id, due)
     emit('scheduled', id)
   else
-    redis.call('HSET', key, 'state', 'ready', 'due', now)
+    rec_set(key, 'state', 'ready', 'due', now)
     lane_push(f[1], id, tonumber(f[2] or '0') > 0)
     wake('wake')
     emit('ready', id)
@@ -77,11 +78,11 @@ end
 -- End a waiting job without running it: dead (parent pid failed) or cancelled (not needed). A dead one
 -- keeps what a retry of pid needs to have it wait again: died_of, and held_by (the parents still pending).
 local function give_up(id, state, reason, now, notify, pid)
-  local key = ns .. 'job:' .. id
+  local key = job_key(id)
   if pid then
     local left = redis.call('SMEMBERS', ns .. 'deps:' .. id)
-    if #left > 0 then redis.call('HSET', key, 'held_by', cjson.encode(left)) end
-    redis.call('HSET', key, 'died_of', pid)
+    if #left > 0 then rec_set(key, 'held_by', cjson.encode(left)) end
+    rec_set(key, 'died_of', pid)
   end
   flow_unwait(id)
   if state == 'dead' then
@@ -89,7 +90,7 @@ local function give_up(id, state, reason, now, notify, pid)
     count(now, 'dead', 1)
     emit('dead', id, reason)
   else
-    redis.call('HSET', key, 'state', 'cancelled', 'finished', now, 'reason', reason, 'cancelled_from', 'waiting')
+    rec_set(key, 'state', 'cancelled', 'finished', now, 'reason', reason, 'cancelled_from', 'waiting')
     redis.call('ZADD', ns .. 'cancelled', now, id)
     count(now, 'cancelled', 1)
     emit('cancelled', id)
@@ -103,20 +104,20 @@ end
 local function spawn_settled(id, pid, state, now)
   if redis.call('SREM', ns .. 'deps:' .. id, pid) == 0 or state ~= 'waiting'
       or redis.call('EXISTS', ns .. 'deps:' .. id) == 1 then return end
-  if not redis.call('HGET', ns .. 'job:' .. id, 'waits') then release(id, now) end
+  if not rec_get(job_key(id), 'waits') then release(id, now) end
 end
 
 -- A parent of a job that died because of another parent settled: a completed one leaves held_by (its
 -- result passed as usual), so a retry of the other has the job wait only for what is still pending.
 local function settle_fallen(id, key, pid, pstate, presult, pass)
-  local held = redis.call('HGET', key, 'held_by')
+  local held = rec_get(key, 'held_by')
   if pstate ~= 'completed' or not held then return end
   local left, found = {}, false
   for _, p in ipairs(cjson.decode(held)) do
     if p == pid and not found then found = true else left[#left + 1] = p end
   end
   if not found then return end
-  if #left == 0 then redis.call('HDEL', key, 'held_by') else redis.call('HSET', key, 'held_by', cjson.encode(left)) end
+  if #left == 0 then rec_unset(key, 'held_by') else rec_set(key, 'held_by', cjson.encode(left)) end
   if pass == '1' then prepend_arg(id, presult) end
 end
 
@@ -125,8 +126,8 @@ end
 -- (when = "completed"), at once, naming the first failure upstream: "<kind> <id> <state>".
 -- gen: the parent's generation; an outcome from before the retry that reopened the job is ignored.
 local function settle(id, pid, pstate, presult, preason, now, gen)
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'when', 'kind', 'pass', 'notify', 'failed_parent', 'died_of',
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'when', 'kind', 'pass', 'notify', 'failed_parent', 'died_of',
     'rg:' .. pid, 'spawns')
   if f.err then  -- the key holds no hash: it waits no more, dead as corrupt (_checks.lua)
     flow_unwait(id)
@@ -145,7 +146,7 @@ local function settle(id, pid, pstate, presult, preason, now, gen)
     end
     if not failed then
       failed = pid
-      redis.call('HSET', key, 'failed_parent', pid)
+      rec_set(key, 'failed_parent', pid)
     end
   end
   if f[4] == '1' then prepend_arg(id, presult) end
@@ -158,11 +159,15 @@ end
 
 -- Tell the children of a settled job or batch (its hash or record: holder; its generation: gen): settled
 -- here, or relayed to their queue. A failed end keeps their list on holder, for a retry (_revive.lua).
-local function tell_children(id, state, result, reason, now, holder, gen)
+-- record: holder is the job's record (else a batch's flow:<id> hash), as _revive.lua's reopen_children.
+local function tell_children(id, state, result, reason, now, holder, record, gen)
   local kids = redis.call('SMEMBERS', ns .. 'children:' .. id)
   if #kids == 0 then return end
   redis.call('DEL', ns .. 'children:' .. id)
-  if state ~= 'completed' then redis.call('HSET', holder, 'fallen', cjson.encode(kids)) end
+  if state ~= 'completed' then
+    local fallen = cjson.encode(kids)
+    if record then rec_set(holder, 'fallen', fallen) else redis.call('HSET', holder, 'fallen', fallen) end
+  end
   for _, raw in ipairs(kids) do
     local ref = cjson.decode(raw)
     if ref[1] == '' then
@@ -195,7 +200,7 @@ local function batch_done(bid, kind, now)
   redis.call('PEXPIRE', ns .. 'members:' .. bid, f[5])
   emit('batch', bid, state)
   if f[6] then tell_waiters(bid, state, f[6]) end
-  tell_children(bid, state, handed, reason, now, bkey, tonumber(f[7] or '0'))
+  tell_children(bid, state, handed, reason, now, bkey, false, tonumber(f[7] or '0'))
 end
 
 -- A member of a batch recorded here settled (its result, its generation): counted once; the last one
@@ -215,12 +220,12 @@ end
 -- What a job that reached a terminal state tells: its waiters, its children, its batch; and a quota that
 -- counts it gets the count back (_quota_end.lua: a counted job carries notify for this).
 local function tell_job(id, state, now)
-  local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'waited', 'batch', 'flow', 'result', 'reason', 'gen', 'quota')
+  local key = job_key(id)
+  local f = rec_fields(key, 'waited', 'batch', 'flow', 'result', 'reason', 'gen', 'quota')
   local gen = tonumber(f[6] or '0')
   if f[7] then quota_end(key, f[7]) end
   if f[1] then tell_waiters(id, state, f[1]) end
-  tell_children(id, state, f[4] or 'null', f[5] or '', now, key, gen)
+  tell_children(id, state, f[4] or 'null', f[5] or '', now, key, true, gen)
   if f[2] == 'L' then
     batch_settle(cjson.decode(f[3])[2], id, state, now, f[4] or 'null', gen)
   elseif f[2] then  -- R, or RC: a chord's member, whose result the chord keeps (_chord.lua)
@@ -235,8 +240,8 @@ end
 local told, telling = {}, false
 flow_finished = function(id, state, now, notify)
   if notify == 'q' then
-    local key = ns .. 'job:' .. id
-    local mark = redis.call('HGET', key, 'quota')
+    local key = job_key(id)
+    local mark = rec_get(key, 'quota')
     if mark then quota_end(key, mark) end
     return
   end

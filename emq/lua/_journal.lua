@@ -8,6 +8,7 @@
   a journal is there to bring along (bclaim.lua).
   Suffixes used here: job:<id>
 ]]
+--- @include "_record"
 -- {head, then each journal field and its value} of r, a job's hash as HGETALL read it: what journal_read
 -- answers (head: the server's ms), and a journaled job's token item in a claim's reply (head: the token), so
 -- that the run's durable calls read nothing more (Claimed.journal).
@@ -24,16 +25,16 @@ end
 
 -- Keep a wait's deadline, and the journal's mark with it (0 while no entry came: see above).
 local function journal_deadline(key, name, deadline)
-  redis.call('HSET', key, '@t:' .. name, deadline)
-  redis.call('HSETNX', key, '@n', 0)
+  rec_set(key, '@t:' .. name, deadline)
+  rec_set_new(key, '@n', 0)
 end
 
 -- Record one entry unless it is there already (the first write wins: a later run of the same code
 -- keeps the first run's value); returns the stored value.
 local function journal_put(key, field, json, now)
-  local had = redis.call('HGET', key, field)
+  local had = rec_get(key, field)
   if had then return had end
-  local value = now .. '|' .. redis.call('HINCRBY', key, '@n', 1) .. '|' .. json
-  redis.call('HSET', key, field, value)
+  local value = now .. '|' .. rec_add(key, '@n', 1) .. '|' .. json
+  rec_set(key, field, value)
   return value
 end

@@ -7,6 +7,7 @@
 --- @include "_defaults"
 --- @include "_prio"
 --- @include "_quotas"
+--- @include "_record"
 --- @include "_schedule"
 --- @include "_wake"
 -- ARGV fields per job in mint's layout: id, if_absent, fn, args, kwargs, group, due, max_attempts,
@@ -86,8 +87,8 @@ end
 -- same: a flow's step, a recurrence's run). mint, flow_mint and repeat_mint share it.
 local function put_job(b, now, if_absent, push, refuse)
   local id, group = ARGV[b + 1], ARGV[b + 6]
-  local key = ns .. 'job:' .. id
-  if (if_absent or ARGV[b + 2] == '1') and redis.call('EXISTS', key) == 1 then return 0, false end
+  local key = job_key(id)
+  if (if_absent or ARGV[b + 2] == '1') and rec_exists(key) then return 0, false end
   if QUOTA == nil then mint_flags() end
   local mark, refused = nil, nil
   if QUOTA then mark, refused = quota_take(group, refuse) end
@@ -101,7 +102,7 @@ local function put_job(b, now, if_absent, push, refuse)
     put(h, 'quota', mark)
     put(h, 'notify', 'q')
   end
-  redis.call('HSET', key, unpack(h))
+  rec_set(key, unpack(h))
   if priority ~= 0 then prio_mark(group) end  -- its group's ready jobs go through a sorted set from now on (_prio.lua)
   if state == 'ready' then
     push(group, id, priority > 0)

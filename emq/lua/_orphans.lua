@@ -14,12 +14,13 @@
 ]]
 --- @include "_checks"
 --- @include "_flow"
+--- @include "_record"
 local ORPHAN_BATCH, ORPHAN_EVERY = 100, 1000
 
 -- One waiting job looked at: its local parents that vanished settle it; its remote ones go to far.
 local function orphan_look(id, now, far)
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'group', 'remote')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'group', 'remote')
   if f.err or f[1] ~= 'waiting' then  -- a stale entry (its job gone or elsewhere) or a key with no hash
     flow_unwait(id)
     if f.err then unhashed(key, id, f, now) elseif f[1] then misplaced(key, id, f[1], f[2], now) end
@@ -29,7 +30,7 @@ local function orphan_look(id, now, far)
   for _, pid in ipairs(redis.call('SMEMBERS', ns .. 'deps:' .. id)) do
     if remote[pid] then
       for _, v in ipairs({id, pid, remote[pid]}) do far[#far + 1] = v end
-    elseif redis.call('EXISTS', ns .. 'job:' .. pid, ns .. 'flow:' .. pid) == 0 then
+    elseif rec_count(job_key(pid), ns .. 'flow:' .. pid) == 0 then
       settle(id, pid, 'missing', 'null', '', now)
     end
   end

@@ -4,13 +4,14 @@
 ]]
 --- @include "_checks"
 --- @include "_clock"
+--- @include "_record"
 local SETTLED = {completed = true, dead = true, cancelled = true, failed = true}
 
 -- A parent in this queue: a job, or a batch recorded here. Returns state, result JSON, reason,
 -- is_batch; nil when neither exists. A batch's result is its summary.
 local function parent_state(pid)
-  local key = ns .. 'job:' .. pid
-  local f = redis.pcall('HMGET', key, 'state', 'result', 'reason')
+  local key = job_key(pid)
+  local f = rec_try_fields(key, 'state', 'result', 'reason')
   if f.err then  -- the key holds no hash: dead as corrupt (_checks.lua), and so settled for its children
     unhashed(key, pid, f, now_ms())
     return 'dead', 'null', 'corrupt', false

@@ -10,6 +10,7 @@
   before the group entered priority mode are older priority-0 jobs, served in their place.
   Suffixes used here: prio (set: groups in priority mode), plane:<group> (zset), pseq (counter)
 ]]
+--- @include "_record"
 local PMARK = '\0p'
 local PRIO = {}  -- this call's reads: group -> in priority mode; [''] = whether any group is
 
@@ -37,7 +38,7 @@ end
 -- Put a ready job of a group in priority mode into its zset and a marker in its list; returns the list's
 -- length and whether the marker went to its head.
 local function prio_push(lane, group, id)
-  local p = tonumber(redis.call('HGET', ns .. 'job:' .. id, 'priority') or '0')
+  local p = tonumber(rec_get(job_key(id), 'priority') or '0')
   local seq = redis.call('INCR', ns .. 'pseq')
   redis.call('ZADD', ns .. 'plane:' .. group, (100 - p) * 1e13 + seq, id)
   if p > 0 then return redis.call('LPUSH', lane, PMARK), true end

@@ -12,6 +12,7 @@
 --- @include "_held"
 --- @include "_jobstats"
 --- @include "_lanes"
+--- @include "_record"
 --- @include "_stats"
 --- @include "_suspend"
 --- @include "_unknown"
@@ -56,17 +57,17 @@ local function promote_due(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', ns .. 'scheduled', '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0 end
   for _, id in ipairs(ids) do
-    local key = ns .. 'job:' .. id
-    local f = redis.pcall('HMGET', key, 'state', 'group', 'priority')
+    local key = job_key(id)
+    local f = rec_try_fields(key, 'state', 'group', 'priority')
     if f.err then
       unhashed(key, id, f, now)  -- the key holds no hash: dead as corrupt (_checks.lua)
     elseif f[1] == 'scheduled' and f[2] then
-      redis.call('HSET', key, 'state', 'ready')
+      rec_set(key, 'state', 'ready')
       lane_push(f[2], id, (tonumber(f[3] or '0') or 0) > 0)
       emit('ready', id)
     elseif f[1] == 'scheduled' then
       quarantine(key, id, now, 'group missing')
-    elseif f[1] == 'waiting' and f[2] and redis.call('HGET', key, 'waits') then
+    elseif f[1] == 'waiting' and f[2] and rec_get(key, 'waits') then
       resume(key, id, f[2], now)  -- a wait for a signal timed out (_suspend.lua): its wait_for returns None
     elseif f[1] then
       misplaced(key, id, f[1], f[2], now)
@@ -91,14 +92,14 @@ local function reclaim_expired(now, limit, stall_from)
   if #ids == 0 then return ids, 0 end
   local ready, dead, out, gone, kept, graced, stalls = 0, 0, {}, {}, {}, 0, {}
   for _, id in ipairs(ids) do
-    local key = ns .. 'job:' .. id
-    local f = redis.pcall('HMGET', key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts', 'notify',
+    local key = job_key(id)
+    local f = rec_try_fields(key, 'state', 'group', 'stalled', 'max_stalled', 'worker', 'attempts', 'notify',
       'claimed', 'renewed', 'lease_until', 'graced', 'unknown', 'fn', 'v')
     local again = f[1] == 'active' and leased_before_start(now, f[9] or f[8], f[10])
     if f[1] == 'active' and not again then
       again = stalled_through(now, stall_from, f[9] or f[8], f[10], f[11])
       if again then
-        redis.call('HSET', key, 'graced', f[10])
+        rec_set(key, 'graced', f[10])
         graced = graced + 1
       end
     end
@@ -116,7 +117,7 @@ local function reclaim_expired(now, limit, stall_from)
       out[#out + 1] = id
       local stalled = (tonumber(f[3] or '0') or 0) + 1
       local line = 'stalled: lease expired (worker ' .. (f[5] or '?') .. ')'
-      redis.call('HSET', key, 'stalled', stalled, 'reclaimed_at', now, 'reclaimed_from', f[5] or '')
+      rec_set(key, 'stalled', stalled, 'reclaimed_at', now, 'reclaimed_from', f[5] or '')
       redis.call('ZADD', ns .. 'reclaims', now, id)
       local d = defaults_of(f[14])
       note_error(key, tonumber(f[6] or d.attempts) or 0, now, line)
@@ -132,7 +133,7 @@ local function reclaim_expired(now, limit, stall_from)
         if f[7] then flow_finished(id, 'dead', now, f[7]) end
       else
         tally[1] = tally[1] + 1
-        redis.call('HSET', key, 'state', 'ready')
+        rec_set(key, 'state', 'ready')
         lane_push(f[2], id, true)
         ready = ready + 1
         emit('stalled', id, 'ready')

@@ -2,6 +2,7 @@
   _quota_end: a job a quota counts (_quotas.lua) ended or left: the counts it is in drop.
   Suffixes used here: queued, job:<id>
 ]]
+--- @include "_record"
 -- The job at key, marked "<g|q|gq>|<group>", counts no more: its group's count ("g") and the queue's
 -- ("q") drop, and the mark goes, so it is given back once however many scripts see it end.
 local function quota_end(key, mark)
@@ -11,5 +12,5 @@ local function quota_end(key, mark)
       redis.call('HDEL', ns .. 'queued', q[2])
     end
   end
-  redis.call('HDEL', key, 'quota')
+  rec_unset(key, 'quota')
 end

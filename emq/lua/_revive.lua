@@ -12,41 +12,43 @@
 ]]
 --- @include "_events"
 --- @include "_flow"
+--- @include "_record"
 local REVIVE_ADD = 1000  -- ids one SADD takes at most (unpack's limit is near 8,000)
 
 local reopen  -- defined last: reopen a job (its children, its batch) and what that revives in turn
 
 -- SADD a list of members, a slice at a time.
-local function sadd_all(key, list)
+local function sadd_all(set, list)
   for i = 1, #list, REVIVE_ADD do
-    redis.call('SADD', key, unpack(list, i, math.min(i + REVIVE_ADD - 1, #list)))
+    redis.call('SADD', set, unpack(list, i, math.min(i + REVIVE_ADD - 1, #list)))
   end
 end
 
 -- A child in this queue that died because of pid waits for it again (and for what it still waited for).
 local function revive(cid, pid, gen, now)
-  local key = ns .. 'job:' .. cid
-  local f = redis.call('HMGET', key, 'state', 'died_of', 'held_by', 'rg:' .. pid)
+  local key = job_key(cid)
+  local f = rec_fields(key, 'state', 'died_of', 'held_by', 'rg:' .. pid)
   if not f[1] or (f[4] and tonumber(f[4]) >= gen) then return end
-  redis.call('HSET', key, 'rg:' .. pid, gen)
+  rec_set(key, 'rg:' .. pid, gen)
   if f[1] ~= 'dead' or f[2] ~= pid then return end
   local deps = f[3] and cjson.decode(f[3]) or {}
   deps[#deps + 1] = pid
   sadd_all(ns .. 'deps:' .. cid, deps)
   redis.call('ZREM', ns .. 'dead', cid)
   redis.call('ZADD', ns .. 'waiting', now, cid)
-  redis.call('HSET', key, 'state', 'waiting')
-  redis.call('HDEL', key, 'died_of', 'held_by', 'finished', 'reason', 'error')
+  rec_set(key, 'state', 'waiting')
+  rec_unset(key, 'died_of', 'held_by', 'finished', 'reason', 'error')
   emit('waiting', cid, pid)
   reopen(cid, 'dead', now)
 end
 
 -- The children id's failed end told (listed on holder, its hash or record) are its children again,
--- and each one it killed is revived: here, or in its queue through the relay.
-local function reopen_children(id, holder, gen, now)
-  local raw = redis.call('HGET', holder, 'fallen')
+-- and each one it killed is revived: here, or in its queue through the relay. record: holder is id's record.
+local function reopen_children(id, holder, record, gen, now)
+  local raw
+  if record then raw = rec_get(holder, 'fallen') else raw = redis.call('HGET', holder, 'fallen') end
   if not raw then return end
-  redis.call('HDEL', holder, 'fallen')
+  if record then rec_unset(holder, 'fallen') else redis.call('HDEL', holder, 'fallen') end
   local kids = cjson.decode(raw)
   sadd_all(ns .. 'children:' .. id, kids)
   for _, k in ipairs(kids) do
@@ -77,17 +79,17 @@ local function batch_reopen(bid, mid, prev, gen, now)
   redis.call('PERSIST', ns .. 'members:' .. bid)
   redis.call('PERSIST', ns .. 'results:' .. bid)
   emit('batch', bid, 'waiting')
-  reopen_children(bid, bkey, bgen, now)
+  reopen_children(bid, bkey, false, bgen, now)
 end
 
 -- Reopen one job that ended prev (dead or cancelled) and is back: a new generation, its fallen
 -- children, its batch.
 local function reopen_job(id, prev, now)
-  local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'batch', 'flow', 'gen')
+  local key = job_key(id)
+  local f = rec_fields(key, 'batch', 'flow', 'gen')
   local gen = tonumber(f[3] or '0') + 1
-  redis.call('HSET', key, 'gen', gen)
-  reopen_children(id, key, gen, now)
+  rec_set(key, 'gen', gen)
+  reopen_children(id, key, true, gen, now)
   if f[1] == 'L' then
     batch_reopen(cjson.decode(f[2])[2], id, prev, gen, now)
   elseif f[1] then  -- R or RC: the batch is recorded in another queue

@@ -11,26 +11,27 @@
 --- @include "_flow"
 --- @include "_journal"
 --- @include "_lanes"
+--- @include "_record"
 --- @include "_schedule"
 -- A job that waited (a signal, a wait's deadline) is ready at its lane's head: it had started already.
 local function resume(key, id, group, now)
   flow_unwait(id)  -- the waiting set, deps
-  redis.call('HDEL', key, 'waits')
-  redis.call('HSET', key, 'state', 'ready', 'due', now)
+  rec_unset(key, 'waits')
+  rec_set(key, 'state', 'ready', 'due', now)
   lane_push(group, id, true)
   emit('ready', id)
 end
 
 -- Wait for signal name (timeout ms, "": none); false when the signal came or the wait's deadline passed.
 local function wait_signal(key, id, name, timeout, now)
-  if redis.call('HEXISTS', key, '@w:' .. name) == 1 then return false end
-  local deadline = tonumber(redis.call('HGET', key, '@t:' .. name) or '')
+  if rec_has(key, '@w:' .. name) then return false end
+  local deadline = tonumber(rec_get(key, '@t:' .. name) or '')
   if not deadline and timeout ~= '' then
     deadline = now + tonumber(timeout)
     journal_deadline(key, name, deadline)
   end
   if deadline and deadline <= now then return false end
-  redis.call('HSET', key, 'state', 'waiting', 'waits', name)
+  rec_set(key, 'state', 'waiting', 'waits', name)
   redis.call('ZADD', ns .. 'waiting', now, id)
   if deadline then schedule(id, deadline) end
   emit('waiting', id, 'signal ' .. name)
@@ -43,13 +44,13 @@ end
 -- back, this one included. Returns the job's state: scheduled, waiting, or ready.
 local function suspend(key, id, group, spared, value, now)
   local kind, arg, name = string.match(value, '^(%a)|([^|]*)|(.*)$')
-  redis.call('HSET', key, 'spared', spared, 'due', now)
+  rec_set(key, 'spared', spared, 'due', now)
   if kind == 'z' then
     local wake = tonumber(string.sub(arg, 2))
     if string.sub(arg, 1, 1) == '+' then wake = now + wake end
     wake = tonumber(string.match(journal_put(key, '@z:' .. name, wake, now), '|([^|]*)$'))
     if wake > now then
-      redis.call('HSET', key, 'state', 'scheduled', 'due', wake)
+      rec_set(key, 'state', 'scheduled', 'due', wake)
       schedule(id, wake)
       emit('scheduled', id)
       return 'scheduled'
@@ -57,12 +58,12 @@ local function suspend(key, id, group, spared, value, now)
   elseif kind == 'w' then
     if wait_signal(key, id, name, arg, now) then return 'waiting' end
   elseif redis.call('EXISTS', ns .. 'deps:' .. id) == 1 then  -- c: children still running
-    redis.call('HSET', key, 'state', 'waiting')
+    rec_set(key, 'state', 'waiting')
     redis.call('ZADD', ns .. 'waiting', now, id)
     emit('waiting', id, 'children')
     return 'waiting'
   end
-  redis.call('HSET', key, 'state', 'ready')
+  rec_set(key, 'state', 'ready')
   lane_push(group, id, true)
   emit('ready', id)
   return 'ready'

@@ -3,6 +3,7 @@
   Suffixes used here: unique:<key> (string: the id of the job that holds the key), job:<id>
 ]]
 --- @include "_mint"
+--- @include "_record"
 --- @include "_schedule"
 -- A mint with a uniqueness spec in its if_absent field (ARGV[b + 2]):
 --   "U<window ms>|<s|f>|<key>"  unique: at most one job per key in the window; frees at start / finish
@@ -18,24 +19,24 @@ local function unique_mint(b, now, push)
   local holder = redis.call('GET', key)
   if holder and kind == 'U' then return 0, false, holder end
   if holder then
-    local jk = ns .. 'job:' .. holder
+    local jk = job_key(holder)
     -- A pcall: a holder whose key holds no hash answers an error table, neither state below (the
     -- claim quarantines it when it comes to it), and the call mints afresh.
-    local state = redis.pcall('HGET', jk, 'state')
+    local state = rec_try_get(jk, 'state')
     if state == 'scheduled' then
-      redis.call('HSET', jk, 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5], 'due', now + ms)
+      rec_set(jk, 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5], 'due', now + ms)
       schedule(holder, now + ms)
       redis.call('PEXPIRE', key, ms + 3600000)
       return 0, false, holder
     elseif state == 'ready' then  -- due and waiting for a worker: it runs with the latest args
-      redis.call('HSET', jk, 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5])
+      rec_set(jk, 'args', ARGV[b + 4], 'kwargs', ARGV[b + 5])
       return 0, false, holder
     end
   end
   local id = ARGV[b + 1]
   local made, ready, refused = put_job(b, now, false, push)
   if made == 0 then return 0, false, refused or id end
-  redis.call('HSET', ns .. 'job:' .. id, 'unique', untl .. ':' .. ukey)
+  rec_set(job_key(id), 'unique', untl .. ':' .. ukey)
   -- A debounce key outlives its quiet period (an hour) so that a late call still finds its job.
   if kind == 'D' then ms = ms + 3600000 end
   redis.call('SET', key, id, 'PX', ms)

@@ -17,19 +17,20 @@
 --- @include "_clock"
 --- @include "_events"
 --- @include "_flow"
+--- @include "_record"
 --- @include "_unknown"
 local deletable = {scheduled = 'scheduled', waiting = 'waiting', completed = 'done', dead = 'dead',
   cancelled = 'cancelled'}
 local out, now = {}, nil
 for i, id in ipairs(ARGV) do
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'notify', 'unknown', 'fn', 'error')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'notify', 'unknown', 'fn', 'error')
   local state = f[1]
   if f.err then  -- the key holds no hash: dead as corrupt (_checks.lua), then deleted as a dead job is
     now = now or now_ms()
     redis.call('ZREM', ns .. 'scheduled', id)
     unhashed(key, id, f, now)
-    f, state = {'dead', false, false, false, redis.call('HGET', key, 'error')}, 'dead'  -- its quarantine's record
+    f, state = {'dead', false, false, false, rec_get(key, 'error')}, 'dead'  -- its quarantine's record
   end
   if not state then
     out[i] = 'missing'
@@ -45,7 +46,7 @@ for i, id in ipairs(ARGV) do
     redis.call('ZREM', ns .. deletable[state], id)
     if state == 'dead' then class_tally(f[5], 0, -1) end
     redis.call('ZREM', ns .. 'reclaims', id)
-    redis.call('DEL', key)
+    rec_delete({key})
     out[i] = 'ok'
   end
 end

@@ -23,13 +23,15 @@
 --- @include "_lanes"
 --- @include "_revive"
 --- @include "_quotas"
+--- @include "_record"
 --- @include "_wake"
 local now = now_ms()
 local out, ready = {}, 0
 local ended = {dead = 'dead', cancelled = 'cancelled'}  -- state -> the set that lists it
 for i, id in ipairs(ARGV) do
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'group', 'attempts', 'max_attempts', 'budget', 'spared', 'v', 'notify', 'error')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'group', 'attempts', 'max_attempts', 'budget', 'spared', 'v', 'notify',
+    'error')
   if f.err then  -- the key holds no hash: dead as corrupt (_checks.lua), nothing to run again
     redis.call('ZREM', ns .. 'scheduled', id)
     unhashed(key, id, f, now)
@@ -41,13 +43,13 @@ for i, id in ipairs(ARGV) do
   else
     local d = defaults_of(f[7])
     local budget = tonumber(f[5] or f[4] or d.max_attempts)
-    redis.call('HSET', key, 'state', 'ready', 'due', now, 'stalled', 0, 'budget', budget,
+    rec_set(key, 'state', 'ready', 'due', now, 'stalled', 0, 'budget', budget,
       'max_attempts', tonumber(f[3] or d.attempts) - tonumber(f[6] or '0') + budget, 'revived_at', now)
-    redis.call('HDEL', key, 'finished', 'reason', 'died_of', 'held_by', 'cancelled_from')
+    rec_unset(key, 'finished', 'reason', 'died_of', 'held_by', 'cancelled_from')
     if QUOTA == nil then QUOTA = redis.call('EXISTS', ns .. 'quotas') == 1 and {} or false end
     if QUOTA then  -- unfinished again: a quota counts it (never refused: an operator's retry)
       local mark = quota_take(f[2], false)
-      if mark then redis.call('HSET', key, 'quota', mark, 'notify', redis.call('HGET', key, 'notify') or 'q') end
+      if mark then rec_set(key, 'quota', mark, 'notify', rec_get(key, 'notify') or 'q') end
     end
     redis.call('ZREM', ns .. ended[f[1]], id)
     if f[1] == 'dead' then class_tally(f[9], now, -1) end

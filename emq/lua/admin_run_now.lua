@@ -11,12 +11,13 @@
 --- @include "_clock"
 --- @include "_events"
 --- @include "_lanes"
+--- @include "_record"
 --- @include "_wake"
 local now = now_ms()
 local out, ready = {}, 0
 for i, id in ipairs(ARGV) do
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'group')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'group')
   if f.err then  -- the key holds no hash: dead as corrupt (_checks.lua)
     redis.call('ZREM', ns .. 'scheduled', id)
     unhashed(key, id, f, now)
@@ -27,7 +28,7 @@ for i, id in ipairs(ARGV) do
     out[i] = f[1]
   else
     redis.call('ZREM', ns .. 'scheduled', id)
-    redis.call('HSET', key, 'state', 'ready', 'due', now)
+    rec_set(key, 'state', 'ready', 'due', now)
     lane_push(f[2], id, false)
     ready = ready + 1
     emit('ready', id)

@@ -49,6 +49,7 @@
 --- @include "_prio_take"
 --- @include "_rates"
 --- @include "_ready_batch"
+--- @include "_record"
 --- @include "_stats"
 --- @include "_wake"
 local want, worker = tonumber(ARGV[1]), ARGV[2]
@@ -125,13 +126,13 @@ local function lease_one(id, group, capped)
   -- those below (emit, the earliest expiry): a Lua call a job shows in a claim's server time.
   if id == PMARK then id = prio_pop(group, id) end
   if not id then return end
-  local key = ns .. 'job:' .. id
+  local key = job_key(id)
   -- The whole hash in one HGETALL, not an HMGET of the 14 fields a claim may need: a fresh job stores 6,
   -- and each field asked for costs an argument and a scan of the hash's listpack. The table is made with
   -- room for the usual fields, 8 (no rehash as they land; attempts, stored once a job was claimed, may make
   -- one); absent reads false or nil.
   -- A pcall: a key that holds no hash answers an error table, not a raise (_checks.lua's unhashed).
-  local r = redis.pcall('HGETALL', key)
+  local r = rec_try_all(key)
   if r.err then return unhashed(key, id, r, now) end
   local f = {state = false, fn = false, group = false, lease = false, created = false, v = false, args = false,
     kwargs = false}
@@ -148,7 +149,7 @@ local function lease_one(id, group, capped)
   -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
   local token = attempts and tonumber(attempts) + 1 or 1  -- a job never claimed stores no attempts (DEFAULT)
   local expiry = now + ms
-  redis.call('HSET', key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
+  rec_set(key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
     'worker', worker)
   if EVENTS_MAX > 0 then emit('active', id, token) end
   leases[#leases + 1] = expiry

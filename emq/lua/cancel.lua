@@ -33,6 +33,7 @@
 --- @include "_flow"
 --- @include "_held"
 --- @include "_prio_take"
+--- @include "_record"
 --- @include "_serving"
 --- @include "_stats"
 --- @include "_trim"
@@ -57,8 +58,8 @@ end
 
 for i = 3, #ARGV do
   local id = ARGV[i]
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'group', 'attempts', 'notify', 'unique', 'unknown', 'fn', 'v')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'group', 'attempts', 'notify', 'unique', 'unknown', 'fn', 'v')
   local state = f[1]
   if f.err then  -- the key holds no hash: out of every set but a lane (its group is unknown), dead as corrupt
     redis.call('ZREM', ns .. 'scheduled', id)
@@ -83,7 +84,7 @@ for i = 3, #ARGV do
     out[#out + 1] = state
   else
     note_error(key, f[3] or defaults_of(f[8]).attempts, now, line)
-    redis.call('HSET', key, 'state', 'cancelled', 'finished', now, 'error', line, 'cancelled_from', state)
+    rec_set(key, 'state', 'cancelled', 'finished', now, 'error', line, 'cancelled_from', state)
     redis.call('ZADD', ns .. 'cancelled', now, id)
     cancelled = cancelled + 1
     out[#out + 1] = 'ok'

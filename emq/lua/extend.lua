@@ -13,13 +13,14 @@
 --- @include "_checks"
 --- @include "_clock"
 --- @include "_held"
+--- @include "_record"
 local ms = tonumber(ARGV[1])
 local now = now_ms()
 local out, zadd = {}, {}
 for i = 2, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'attempts')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'attempts')
   if f.err then  -- the key holds no hash: the job ends dead as corrupt (_checks.lua), its lease with it
     leases_end({id})
     unhashed(key, id, f, now)
@@ -32,7 +33,7 @@ for i = 2, #ARGV, 2 do
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
   else
-    redis.call('HSET', key, 'lease_until', now + ms, 'renewed', now)
+    rec_set(key, 'lease_until', now + ms, 'renewed', now)
     zadd[#zadd + 1] = now + ms
     zadd[#zadd + 1] = id
     out[#out + 1] = 'ok'

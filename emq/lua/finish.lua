@@ -58,6 +58,7 @@
 --- @include "_holds"
 --- @include "_jobstats"
 --- @include "_lanes"
+--- @include "_record"
 --- @include "_schedule"
 --- @include "_stats"
 --- @include "_suspend"
@@ -91,13 +92,13 @@ local function fail(key, id, f, outcome, text, retry_ms)
   if outcome == 'failed' and spent - tonumber(f[5] or '0') < max then
     retried = retried + 1
     if retry_ms <= 0 then
-      redis.call('HSET', key, 'state', 'ready', 'error', text, 'due', now)
+      rec_set(key, 'state', 'ready', 'error', text, 'due', now)
       lane_push(f[4], id, false)
       requeued = requeued + 1
       emit('retried', id, 'ready')
       return 'ready'
     end
-    redis.call('HSET', key, 'state', 'scheduled', 'error', text, 'due', now + retry_ms)
+    rec_set(key, 'state', 'scheduled', 'error', text, 'due', now + retry_ms)
     schedule(id, now + retry_ms)
     emit('retried', id, 'scheduled')
     return 'scheduled'
@@ -116,12 +117,12 @@ end
 local function spare(key, id, f, retry_ms)
   local spared = tonumber(f[8] or '0') + 1
   if retry_ms <= 0 then
-    redis.call('HSET', key, 'state', 'ready', 'due', now, 'spared', spared)
+    rec_set(key, 'state', 'ready', 'due', now, 'spared', spared)
     lane_push(f[4], id, true)
     emit('ready', id)
     return 'ready'
   end
-  redis.call('HSET', key, 'state', 'scheduled', 'due', now + retry_ms, 'spared', spared)
+  rec_set(key, 'state', 'scheduled', 'due', now + retry_ms, 'spared', spared)
   schedule(id, now + retry_ms)
   emit('scheduled', id)
   return 'scheduled'
@@ -138,13 +139,13 @@ local function unknown_hold(key, id, f, value, retry_ms)
   if now - since < tonumber(grace) then
     if not f[9] then
       unknown_mark(key, f[10], now, true)
-      redis.call('HSET', key, 'error', text)
+      rec_set(key, 'error', text)
     end
     return spare(key, id, f, math.min(tonumber(cap), math.max(retry_ms, now - since)))
   end
   if f[9] then unknown_mark(key, f[10], now, false) end
   local reason = 'unknown job ' .. f[10]
-  redis.call('HSET', key, 'spared', tonumber(f[8] or '0') + 1)  -- it never ran: no attempt spent, none in errors
+  rec_set(key, 'spared', tonumber(f[8] or '0') + 1)  -- it never ran: no attempt spent, none in errors
   bury(key, id, now, text, reason)
   dead = dead + 1
   emit('dead', id, reason)
@@ -156,7 +157,7 @@ end
 -- needs none of them, so the usual item reads four fields, not ten). f becomes the layout fail, spare and
 -- unknown_hold take: state, attempts, max_attempts, group, stalled, notify, unique, spared, unknown, fn.
 local function settle_failure(key, id, f, outcome, value, retry_ms)
-  local r = redis.call('HMGET', key, 'max_attempts', 'group', 'stalled', 'spared', 'unknown', 'fn', 'v')
+  local r = rec_fields(key, 'max_attempts', 'group', 'stalled', 'spared', 'unknown', 'fn', 'v')
   -- max_attempts left out by the mint holds its format's default
   f = {f[1], f[2], r[1] or defaults_of(r[7]).max_attempts, r[2], r[3], f[3], f[4], r[4], r[5], r[6]}
   local fault = finish_fault(f, outcome, value)
@@ -191,10 +192,10 @@ for _ = 1, n do
   else  -- id, outcome, token, value, retry_ms (ARGV[b + 5])
     outcome, token, value, after = token, ARGV[b + 3], ARGV[b + 4], b + 5
   end
-  local key = ns .. 'job:' .. id
+  local key = job_key(id)
   -- A pcall: a key with no hash is quarantined (_checks.lua's unhashed). A job a quota counts carries
   -- notify: its end gives the count back through flow_finished (_flow.lua), no field more read here.
-  local f = redis.pcall('HMGET', key, 'state', 'attempts', 'notify', 'unique', 'unknown')
+  local f = rec_try_fields(key, 'state', 'attempts', 'notify', 'unique', 'unknown')
   if f.err then
     freed[#freed + 1] = id
     unhashed(key, id, f, now)
@@ -209,9 +210,9 @@ for _ = 1, n do
     freed[#freed + 1] = id
     -- A null result (a job that returns None: most) is left out; every reader takes it as null.
     if value == 'null' then
-      redis.call('HSET', key, 'state', 'completed', 'finished', now)
+      rec_set(key, 'state', 'completed', 'finished', now)
     else
-      redis.call('HSET', key, 'state', 'completed', 'result', value, 'finished', now)
+      rec_set(key, 'state', 'completed', 'result', value, 'finished', now)
     end
     done[#done + 1] = now
     done[#done + 1] = id
@@ -220,7 +221,7 @@ for _ = 1, n do
     if f[3] then flow_finished(id, 'completed', now, f[3]) end
     if f[4] then unique_free(id, f[4]) end
     -- A job held for its unknown name leaves the count (its mark is read with the job: no call of its own).
-    if f[5] then unknown_mark(key, redis.call('HGET', key, 'fn'), now, false) end
+    if f[5] then unknown_mark(key, rec_get(key, 'fn'), now, false) end
   else
     freed[#freed + 1] = id
     out[#out + 1] = settle_failure(key, id, f, outcome, value, tonumber(ARGV[b + 5]))

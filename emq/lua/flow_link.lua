@@ -11,6 +11,7 @@
            parent's result JSON (a batch's summary) and its reason
 ]]
 --- @include "_parents"
+--- @include "_record"
 local queue = ARGV[1]
 local out = {}
 for i = 2, #ARGV, 2 do
@@ -22,7 +23,7 @@ for i = 2, #ARGV, 2 do
     for _, v in ipairs({state, result, reason}) do out[#out + 1] = v end
   else
     redis.call('SADD', ns .. 'children:' .. pid, cjson.encode({queue, cid}))
-    if not is_batch then redis.call('HSET', ns .. 'job:' .. pid, 'notify', 1) end
+    if not is_batch then rec_set(job_key(pid), 'notify', 1) end
     for _, v in ipairs({'pending', '', ''}) do out[#out + 1] = v end
   end
 end

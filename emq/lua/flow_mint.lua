@@ -35,6 +35,7 @@
 --- @include "_lane_batch"
 --- @include "_mint"
 --- @include "_parents"
+--- @include "_record"
 --- @include "_stats"
 --- @include "_wake"
 local n = tonumber(ARGV[1])
@@ -74,14 +75,14 @@ local function link(id, pid)
   local state, result, reason, is_batch = parent_state(pid)
   if SETTLED[state] then return settle(id, pid, state, result, reason, now) end
   redis.call('SADD', ns .. 'children:' .. pid, cjson.encode({'', id}))
-  if not is_batch then redis.call('HSET', ns .. 'job:' .. pid, 'notify', 1) end
+  if not is_batch then rec_set(job_key(pid), 'notify', 1) end
 end
 
 local out, created = {now}, 0
 for i = 1, n do
   b = starts[i]
   local id = ARGV[b + 1]
-  local key = ns .. 'job:' .. id
+  local key = job_key(id)
   local f = b + JOB_FIELDS
   local nl, nr = tonumber(ARGV[f + 6]), tonumber(ARGV[f + 7])
   local made, now_ready, due
@@ -102,7 +103,7 @@ for i = 1, n do
     if ARGV[f + 5] ~= '' then
       for _, v in ipairs({'batch', ARGV[f + 5], 'notify', 1}) do fields[#fields + 1] = v end
     end
-    if #fields > 0 then redis.call('HSET', key, unpack(fields)) end
+    if #fields > 0 then rec_set(key, unpack(fields)) end
     if due then
       local pids = {}
       for j = 1, nl + nr do pids[j] = ARGV[f + FLOW_FIELDS + j] end

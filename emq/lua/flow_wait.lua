@@ -10,6 +10,7 @@
            once; any other state means the caller is registered; "missing" when neither exists
 ]]
 --- @include "_parents"
+--- @include "_record"
 local id, ttl = ARGV[1], ARGV[2]
 local state, _, _, is_batch = parent_state(id)
 if not state then return 'missing' end
@@ -18,6 +19,6 @@ redis.call('DEL', ns .. 'finished:' .. id)
 if is_batch then
   redis.call('HSET', ns .. 'flow:' .. id, 'waited', ttl)
 else
-  redis.call('HSET', ns .. 'job:' .. id, 'waited', ttl, 'notify', 1)
+  rec_set(job_key(id), 'waited', ttl, 'notify', 1)
 end
 return state

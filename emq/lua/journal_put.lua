@@ -17,16 +17,17 @@
 ]]
 --- @include "_clock"
 --- @include "_journal"
+--- @include "_record"
 local id, token, field, json, child = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local key = ns .. 'job:' .. id
-local f = redis.call('HMGET', key, 'state', 'attempts')
+local key = job_key(id)
+local f = rec_fields(key, 'state', 'attempts')
 if not f[1] then return {'missing', ''} end
 if f[2] ~= token then return {'stale', ''} end
 if f[1] == 'cancelled' then return {'cancelled', ''} end
 if f[1] ~= 'active' then return {'stale', ''} end
 if child ~= '' then
   redis.call('SADD', ns .. 'deps:' .. id, child)
-  redis.call('HSET', key, 'spawns', 1)
+  rec_set(key, 'spawns', 1)
 end
 if field == '' then return {'ok', ''} end
 return {'ok', journal_put(key, field, json, now_ms())}

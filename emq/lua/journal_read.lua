@@ -10,4 +10,5 @@
 ]]
 --- @include "_clock"
 --- @include "_journal"
-return journal_after(now_ms(), redis.call('HGETALL', ns .. 'job:' .. ARGV[1]))
+--- @include "_record"
+return journal_after(now_ms(), rec_all(job_key(ARGV[1])))

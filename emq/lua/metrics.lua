@@ -13,6 +13,7 @@
            the last minute is the last whole minute; the stats pairs are the queue's stats hash
 ]]
 --- @include "_clock"
+--- @include "_record"
 local soon, heads = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now = now_ms()
 local oldest = -1
@@ -20,7 +21,7 @@ for _, group in ipairs(redis.call('LRANGE', ns .. 'ring', 0, heads - 1)) do
   local id = redis.call('LINDEX', ns .. 'lane:' .. group, 0) or redis.call('HGET', ns .. 'solo', group)
   if id then
     -- No due: it was due when created. A pcall: a key that holds no hash (an error table) is skipped.
-    local f = redis.pcall('HMGET', ns .. 'job:' .. id, 'due', 'created')
+    local f = rec_try_fields(job_key(id), 'due', 'created')
     local due = tonumber(f[1] or f[2] or '-1')
     if due >= 0 and (oldest < 0 or due < oldest) then oldest = due end
   end

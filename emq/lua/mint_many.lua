@@ -24,6 +24,7 @@
 --- @include "_prio"
 --- @include "_quotas"
 --- @include "_ready_batch"
+--- @include "_record"
 --- @include "_stats"
 --- @include "_wake"
 local n = tonumber(ARGV[1])
@@ -62,10 +63,10 @@ local function mint_job(id, args, kwargs, group, mark)
     fields[2] = kwargs
   end
   if mark then  -- counted: whoever ends it gives the count back (_quota_end.lua)
-    redis.call('HSET', ns .. 'job:' .. id, 'quota', mark, 'notify', 'q', 'fn', fn, 'group', group, 'state', 'ready',
+    rec_set(job_key(id), 'quota', mark, 'notify', 'q', 'fn', fn, 'group', group, 'state', 'ready',
       'lease', lease, 'created', now, 'v', FORMAT, unpack(fields))
   else
-    redis.call('HSET', ns .. 'job:' .. id, 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
+    rec_set(job_key(id), 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
       'v', FORMAT, unpack(fields))
   end
   if plain then

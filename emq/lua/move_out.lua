@@ -16,6 +16,7 @@
 --- @include "_clock"
 --- @include "_counters"
 --- @include "_prio_take"
+--- @include "_record"
 --- @include "_serving"
 --- @include "_unknown"
 local SETS = {scheduled = 'scheduled', completed = 'done', dead = 'dead', cancelled = 'cancelled'}
@@ -36,8 +37,8 @@ end
 
 for i = 1, #ARGV, 2 do
   local id, read = ARGV[i], ARGV[i + 1]
-  local key = ns .. 'job:' .. id
-  local f = redis.call('HMGET', key, 'state', 'group', 'unique', 'unknown', 'fn', 'error')
+  local key = job_key(id)
+  local f = rec_fields(key, 'state', 'group', 'unique', 'unknown', 'fn', 'error')
   if not f[1] then
     out[#out + 1] = 'missing'
   elseif f[1] ~= read or (read ~= 'ready' and not SETS[read]) then
@@ -51,7 +52,7 @@ for i = 1, #ARGV, 2 do
       unknown_mark(key, f[5], now, false)
     end
     redis.call('ZREM', ns .. 'reclaims', id)
-    redis.call('DEL', key)
+    rec_delete({key})
     out[#out + 1] = 'ok'
   end
 end

@@ -11,12 +11,13 @@
 --- @include "_clock"
 --- @include "_events"
 --- @include "_held"
+--- @include "_record"
 local now = now_ms()
 local out = {}
 for i = 1, #ARGV, 4 do
   local id, token, fraction, note = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'attempts')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'attempts')
   if f.err then  -- the key holds no hash: the job ends dead as corrupt (_checks.lua), its lease with it
     leases_end({id})
     unhashed(key, id, f, now)
@@ -26,7 +27,7 @@ for i = 1, #ARGV, 4 do
   elseif f[1] ~= 'active' or f[2] ~= token then
     out[#out + 1] = 'stale'
   else
-    redis.call('HSET', key, 'progress', fraction, 'progress_note', note, 'progress_at', now)
+    rec_set(key, 'progress', fraction, 'progress_note', note, 'progress_at', now)
     emit('progress', id, tonumber(fraction), note)
     out[#out + 1] = 'ok'
   end

@@ -11,6 +11,7 @@
 ]]
 --- @include "_classes"
 --- @include "_clock"
+--- @include "_record"
 local zset = ns .. 'dead'
 if ARGV[1] == 'completed' then zset = ns .. 'done' end
 local cutoff = now_ms() - tonumber(ARGV[2])
@@ -21,10 +22,10 @@ if limit > 0 then
   if #ids > 0 then
     local victims = {}
     for i, id in ipairs(ids) do
-      victims[i] = ns .. 'job:' .. id
-      if ARGV[1] == 'dead' then class_tally(redis.call('HGET', ns .. 'job:' .. id, 'error'), 0, -1) end
+      victims[i] = job_key(id)
+      if ARGV[1] == 'dead' then class_tally(rec_get(job_key(id), 'error'), 0, -1) end
     end
-    redis.call('DEL', unpack(victims))
+    rec_delete(victims)
     redis.call('ZREM', zset, unpack(ids))
     redis.call('ZREM', ns .. 'reclaims', unpack(ids))
     deleted = #ids

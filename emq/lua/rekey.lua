@@ -9,11 +9,12 @@
   Derived: job:<id>
   Returns: {written, moved}   items written; items whose field no longer held the value read
 ]]
+--- @include "_record"
 local written, moved = 0, 0
 for i = 1, #ARGV, 4 do
-  local key = ns .. 'job:' .. ARGV[i]
-  if redis.call('TYPE', key).ok == 'hash' and redis.call('HGET', key, ARGV[i + 1]) == ARGV[i + 2] then
-    redis.call('HSET', key, ARGV[i + 1], ARGV[i + 3])
+  local key = job_key(ARGV[i])
+  if not rec_foreign(key) and rec_get(key, ARGV[i + 1]) == ARGV[i + 2] then
+    rec_set(key, ARGV[i + 1], ARGV[i + 3])
     written = written + 1
   else
     moved = moved + 1

@@ -13,14 +13,15 @@
 --- @include "_events"
 --- @include "_held"
 --- @include "_lanes"
+--- @include "_record"
 --- @include "_schedule"
 --- @include "_wake"
 local now = now_ms()
 local out, freed, ready = {}, {}, 0
 for i = 1, #ARGV, 3 do
   local id, token, delay = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  local key = ns .. 'job:' .. id
-  local f = redis.pcall('HMGET', key, 'state', 'attempts', 'group')
+  local key = job_key(id)
+  local f = rec_try_fields(key, 'state', 'attempts', 'group')
   if f.err then  -- the key holds no hash: the job ends dead as corrupt (_checks.lua)
     freed[#freed + 1] = id
     unhashed(key, id, f, now)
@@ -35,12 +36,12 @@ for i = 1, #ARGV, 3 do
     if not f[3] then
       quarantine(key, id, now, 'group missing')
     elseif delay <= 0 then
-      redis.call('HSET', key, 'state', 'ready', 'due', now)
+      rec_set(key, 'state', 'ready', 'due', now)
       lane_push(f[3], id, true)
       ready = ready + 1
       emit('ready', id)
     else
-      redis.call('HSET', key, 'state', 'scheduled', 'due', now + delay)
+      rec_set(key, 'state', 'scheduled', 'due', now + delay)
       schedule(id, now + delay)
       emit('scheduled', id)
     end

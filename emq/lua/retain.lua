@@ -17,6 +17,7 @@
 ]]
 --- @include "_classes"
 --- @include "_clock"
+--- @include "_record"
 local now = now_ms()
 local budget = tonumber(ARGV[5])
 local more = 0
@@ -31,10 +32,10 @@ local function trim_set(suffix, ttl, keep)
   local ids = redis.call('ZRANGE', z, 0, n - 1)
   local victims = {}
   for i, id in ipairs(ids) do
-    victims[i] = ns .. 'job:' .. id
-    if suffix == 'dead' then class_tally(redis.call('HGET', ns .. 'job:' .. id, 'error'), 0, -1) end  -- its class's count
+    victims[i] = job_key(id)
+    if suffix == 'dead' then class_tally(rec_get(job_key(id), 'error'), 0, -1) end  -- its class's count
   end
-  redis.call('DEL', unpack(victims))
+  rec_delete(victims)
   redis.call('ZREMRANGEBYRANK', z, 0, n - 1)
   redis.call('ZREM', ns .. 'reclaims', unpack(ids))
   budget = budget - n

@@ -10,6 +10,7 @@
   Returns: 1
 ]]
 --- @include "_chunks"
+--- @include "_record"
 --- @include "_ring_fix"
 --- @include "_serving"
 --- @include "_wake"
@@ -23,7 +24,7 @@ local function count_in_flight()
   repeat
     local ids = redis.call('ZRANGE', ns .. 'leases', start, start + 999)
     for _, id in ipairs(ids) do
-      if redis.pcall('HGET', ns .. 'job:' .. id, 'group') == group then  -- a key with no hash: not counted
+      if rec_try_get(job_key(id), 'group') == group then  -- a key with no hash: not counted
         found[#found + 1] = id
         found[#found + 1] = group
       end

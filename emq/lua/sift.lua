@@ -28,6 +28,7 @@
            in_range = entries between min and max now; more = 1 while entries past the cursor remain
 ]]
 --- @include "_classes"
+--- @include "_record"
 local z = ns .. ARGV[1]
 local desc, lo_s, hi_s = ARGV[2] == 'desc', ARGV[3], ARGV[4]
 local after, after_id = ARGV[5], ARGV[6]
@@ -77,7 +78,7 @@ if text ~= '' then fields[#fields + 1] = 'args'; fields[#fields + 1] = 'kwargs';
 -- Whether the job passes every filter that is set.
 local function passes(id)
   if not filtered then return true end
-  local f = redis.call('HMGET', ns .. 'job:' .. id, unpack(fields))
+  local f = rec_fields(job_key(id), unpack(fields))
   if not f[1] then return false end
   if (fn ~= '' and f[1] ~= fn) or (name ~= '' and not string.find(string.lower(f[1]), name, 1, true))
       or (group ~= '' and f[2] ~= group) or (origin ~= '' and (f[3] or '') ~= origin) then return false end
@@ -114,7 +115,7 @@ while read < budget and kept < want do
       out[#out + 1] = id
       out[#out + 1] = score
       if with_class then
-        local e = redis.call('HGET', ns .. 'job:' .. id, 'error')
+        local e = rec_get(job_key(id), 'error')
         out[#out + 1] = e and error_class(e) or ''
       end
       if kept >= want then break end

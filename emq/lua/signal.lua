@@ -18,11 +18,12 @@
 --- @include "_clock"
 --- @include "_events"
 --- @include "_journal"
+--- @include "_record"
 --- @include "_suspend"
 --- @include "_wake"
 local id, name, payload = ARGV[1], ARGV[2], ARGV[3]
-local key = ns .. 'job:' .. id
-local f = redis.call('HMGET', key, 'state', 'group', 'waits', '@w:' .. name, '@t:' .. name)
+local key = job_key(id)
+local f = rec_fields(key, 'state', 'group', 'waits', '@w:' .. name, '@t:' .. name)
 local state = f[1]
 if not state then return 'missing' end
 if state == 'completed' or state == 'dead' or state == 'cancelled' then return state end
@@ -30,7 +31,7 @@ if f[4] then return 'sent' end
 local now = now_ms()
 if f[5] and tonumber(f[5]) <= now then return 'late' end
 local mark = ARGV[4]
-if mark ~= '' and string.sub(redis.call('HGET', key, 'kwargs') or '', 1, #mark) == mark then return 'encrypted' end
+if mark ~= '' and string.sub(rec_get(key, 'kwargs') or '', 1, #mark) == mark then return 'encrypted' end
 journal_put(key, '@w:' .. name, payload, now)
 if state == 'waiting' and f[3] == name and f[2] then  -- a job without its group (corrupt) is not half-moved
   redis.call('ZREM', ns .. 'scheduled', id)  -- the wait's deadline
