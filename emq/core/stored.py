@@ -3,7 +3,8 @@
 A job is the hash ``<ns>job:<id>``, written by ``put_job`` in ``_mint.lua`` (``mint_many.lua``
 follows its rules) from the ARGV rows built here, and read back by Python only through here: ``ask``
 queues the read of a job's fields on a pipeline and ``answer`` decodes its reply, ``filled`` decodes a
-whole hash. A later encoding (a packed value) changes this module and the Lua, nothing else.
+whole hash. The scripts read and write a job only through ``emq/lua/_record.lua``, the record's owner
+in Lua, so a later encoding (a packed value) changes this module and that file, nothing else.
 
 **Format versions.** A job stores its format in the field ``v`` (FORMAT); a hash without one was
 written by v0.2.0, format "0". A format is its fields *and* its table of defaults: put_job leaves a
