@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .. import encrypted, journal, sealed
+from .. import encrypted, journal, sealed, stored
 from ..connection import guard
 from .base import MAX_BATCH, Ops
 
@@ -63,10 +63,12 @@ class JournalOps(Ops):
         out: list[Ended] = []
         with guard():
             for start in range(0, len(ids), MAX_BATCH):
-                pipe = self.client.pipeline(transaction=False)
-                for job_id in ids[start : start + MAX_BATCH]:
-                    pipe.hmget(self.keys.job(job_id), "state", "result", "reason", "error")
-                for state, result, reason, error in pipe.execute():
+                rows = stored.read_raw(self.client, [self.keys.job(i) for i in ids[start : start + MAX_BATCH]],
+                                       ("state", "result", "reason", "error"))
+                for row in rows:
+                    if isinstance(row, Exception):  # a key that holds no job
+                        raise row
+                    state, result, reason, error = row
                     error = encrypted.open_text(error or "")  # an encrypted child's: opened, as its result
                     out.append(Ended(state or "", encrypted.open_result(result or "null"),
                                      error.split("\n", 1)[0] or reason or ""))
