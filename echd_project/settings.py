@@ -126,6 +126,7 @@ EMQ_DURABLE = env("EMQ_DURABLE")  # "fsync" | "replica": enqueue waits until its
 EMQ_DURABLE_TIMEOUT = env("EMQ_DURABLE_TIMEOUT")  # seconds that wait may last before NotDurable
 EMQ_GROUP_LIMITS = env.json("EMQ_GROUP_LIMITS", default={})  # {"queue": {"group": cap}}, applied at worker start
 EMQ_RATE_LIMITS = env.json("EMQ_RATE_LIMITS", default={})  # {"queue": {"group" | "*": "100/60"}}, at worker start
+EMQ_RECORD_FORMAT = env.str("EMQ_RECORD_FORMAT", default="1")  # "2": a job's record packed in one value
 EMQ_DEFAULT_TIMEOUT = env.float("EMQ_DEFAULT_TIMEOUT", default=3600.0)  # seconds an attempt may run (a job's timeout=)
 EMQ_TIMEOUT_GRACE = env.float("EMQ_TIMEOUT_GRACE", default=30.0)  # seconds a stopped job's thread may take to return
 EMQ_MAX_ABANDONED = env.int("EMQ_MAX_ABANDONED", default=4)  # stuck threads after which a worker drains and exits

@@ -61,6 +61,9 @@ DEFAULTS: dict[str, Any] = {
     # Encryption at rest (emq.core.sealed): every job's arguments, result, error and progress note are
     # stored encrypted (a job's encrypt= overrides it), with EMQ_ENCRYPTION_KEYS: Fernet keys, newest first.
     "EMQ_ENCRYPT": False,
+    # The format a new job's record is written in: "1", a hash; "2", one packed value (cheaper to claim and
+    # finish; emq/lua/_record.lua). Every release since 0.3 reads both: set "2" once no older process runs.
+    "EMQ_RECORD_FORMAT": "1",
     "EMQ_ENCRYPTION_KEYS": [],
     # Enqueue returns only once its jobs survive more than the server's memory (emq.core.durable):
     # "fsync" = in the server's AOF on disk (WAITAOF 1 0), "replica" = on a replica (WAIT 1); "" = off.

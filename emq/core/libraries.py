@@ -17,9 +17,11 @@ from . import config, functions, scripts
 
 
 def ours() -> set[str]:
-    """This version's library names, with and without events (a process may run either setting)."""
+    """This version's library names, with and without events, in each record format (a process may run
+    either setting)."""
     events_max = max(int(config.get("EMQ_EVENTS_MAX")), 1)
-    return {scripts.script(op, m).function for op in functions.FUNCTIONS for m in (0, events_max)}
+    return {scripts.script(op, m, f).function for op in functions.FUNCTIONS for m in (0, events_max)
+            for f in scripts.RECORD_FORMATS}
 
 
 def listed(client: Any) -> list[dict[str, Any]]:

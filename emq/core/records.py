@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from . import encrypted, journal, sealed
+from . import encrypted, journal, sealed, stored
 from .frozen import _new, _set
 from .journal import from_ms
 from .lenient import loose, whole
@@ -119,15 +119,15 @@ class Claimed:
 
 
 def _off_path(cls: type[Claimed], f: tuple, now: int) -> Claimed | None:
-    """A claimed job the plain path did not decode: an encrypted one opened (its kwargs is never JSON), else
-    one that records which field is bad (its fault); None when every field decodes on its own."""
-    jid, token, name, _, kwargs, group, _ = f
+    """A claimed job the plain path did not decode (packed, durable, encrypted, or with a bad field: its fault)."""
+    jid, token, name, _, kwargs, group, lease = f
+    if isinstance(name, str) and name.startswith(stored.SEP):  # a packed record's rest (bclaim.lua's lease_packed)
+        return cls.from_reply([now, *stored.claimed_row(jid, token, name, group, lease)])[0]
     if isinstance(token, list):  # a durable job's token with its journal (bclaim.lua): {token, field, value, ...}
         (job,) = cls.from_reply([now, jid, token[0], *f[2:]])  # decoded as any job (this path included)
         job.__dict__["journal"] = journal.entries(token[1:])  # frozen: set as from_reply sets every field
         return job
-    job = encrypted.open_claimed(cls, f, now) if sealed.is_sealed(kwargs) else None
-    if job is not None:
+    if sealed.is_sealed(kwargs) and (job := encrypted.open_claimed(cls, f, now)) is not None:  # kwargs not JSON
         return job
     fault = _fault(f)
     return cls(jid, int(token), name or "", [], {}, 1000, 1, (1.0, 1.0), group or "", now, now, fault=fault) \

@@ -47,6 +47,7 @@ LUA_DIR = Path(__file__).parent.parent / "lua"  # emq/lua: one operation a file,
 # ClusterError is what redis-py raises once its own redirect budget (a few ms of TRYAGAIN) is spent.
 REFUSED = (TryAgainError, AskError, MovedError, ClusterError)
 RETRY_FOR = 30.0
+RECORD_FORMATS = ("1", "2")  # what EMQ_RECORD_FORMAT may name: a hash a job, or one packed value (_record.lua)
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,13 @@ class Script:
 
 
 @functools.cache
-def script(name: str, events_max: int = 0) -> Script:
-    """Return the script for one operation, e.g. ``script("bclaim")``; events_max > 0 records events."""
+def script(name: str, events_max: int = 0, record_format: str = "1") -> Script:
+    """Return the script for one operation, e.g. ``script("bclaim")``; events_max > 0 records events;
+    record_format: the format a new job's record is written in (EMQ_RECORD_FORMAT, _record.lua)."""
+    if record_format not in RECORD_FORMATS:
+        raise ValueError(f"EMQ_RECORD_FORMAT is {record_format!r}: use one of {', '.join(RECORD_FORMATS)}")
     body = (LUA_DIR / f"{name}.lua").read_text()
-    parts = [f"local EVENTS_MAX = {int(events_max)}", "local ns = KEYS[1]"]
+    parts = [f"local EVENTS_MAX = {int(events_max)}", f"local RECORD_FORMAT = '{record_format}'", "local ns = KEYS[1]"]
     parts += [(LUA_DIR / f"{h}.lua").read_text() for h in includes.helpers(name, LUA_DIR)]
     helpers = "\n".join(parts)
     oom = name in functions.ALLOW_OOM_OPS  # runs on a full server (functions.py): a shebang, as a function a flag
@@ -89,9 +93,10 @@ def current(name: str) -> Script:
 
 
 def _current(name: str) -> Script:
+    record_format = str(config.get("EMQ_RECORD_FORMAT"))
     if not config.get("EMQ_EVENTS"):
-        return script(name)
-    return script(name, max(int(config.get("EMQ_EVENTS_MAX")), 1))
+        return script(name, 0, record_format)
+    return script(name, max(int(config.get("EMQ_EVENTS_MAX")), 1), record_format)
 
 
 def names() -> list[str]:

@@ -42,17 +42,22 @@ import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import redis
+
 from .encrypted import KWARGS, OPENED, opened
 
 if TYPE_CHECKING:
     from .records import MintSpec
 
-FORMAT = "1"  # what put_job writes in a job's field VERSION
+FORMAT = "1"  # what put_job writes in a job's field VERSION (a hash; "2": packed, EMQ_RECORD_FORMAT)
 VERSION = "v"
+SEP = "\x1f"  # format "2": a record is one string (``packed``), its parts joined by SEP
+PACKED = f"{SEP}v{SEP}2{SEP}"  # how a packed record starts
+HEAD = ("state", "attempts", "claimed", "lease_until", "finished", "worker", "lease", "group")  # its head's fields
 BEFORE = "0"  # the format of a job without VERSION: v0.2.0's
 _V0 = {"args": "[]", "kwargs": "{}", "attempts": "0", "max_attempts": "3", "max_stalled": "1", "backoff": "1,300",
        "timeout": "3600000,0"}
-DEFAULTS: dict[str, dict[str, str]] = {BEFORE: _V0, "1": _V0}  # format -> the values its jobs leave out
+DEFAULTS: dict[str, dict[str, str]] = {BEFORE: _V0, "1": _V0, "2": _V0}  # format -> the values its jobs leave out
 DUE, CREATED = "due", "created"  # a job's due time, when left out, is its creation time
 WHOLE = (*_V0, DUE)
 
@@ -95,27 +100,82 @@ def reads(fields: Sequence[str]) -> list[str]:
     return [*fields, *extra]
 
 
+def packed(raw: Any) -> dict[str, str] | None:
+    """A packed record's fields (format "2", one string: PACKED, the values of HEAD's fields in its order, ""
+    for absent, then SEP name SEP value for each other field), or None when raw is not one. ``_record.lua``
+    writes it and keeps the same layout."""
+    if not isinstance(raw, str) or not raw.startswith(PACKED):
+        return None
+    items = raw.split(SEP)
+    if len(items) < 3 + len(HEAD) or len(items) % 2 == 0:
+        return None
+    out = {VERSION: "2"}
+    out.update((name, value) for name, value in zip(HEAD, items[3 : 3 + len(HEAD)], strict=True) if value)
+    rest = items[3 + len(HEAD) :]
+    out.update(zip(rest[::2], rest[1::2], strict=True))
+    return out
+
+
+def claimed_row(job_id: str, token: str, rest: str, group: str, lease: str) -> list[Any]:
+    """A bclaim reply's seven items for a packed record the claim leased by its head (bclaim.lua's
+    lease_packed: its rest, its lease), as the claim sends them for a hash: what Claimed.from_reply decodes."""
+    items = rest.split(SEP)[1:]
+    h = filled({VERSION: "2", **dict(zip(items[::2], items[1::2], strict=False))})
+    joined = "|".join([lease, str(h["max_attempts"]), str(h["backoff"]), str(h[DUE]), str(h["timeout"]),
+                       h.get("spared") or "", h.get("meta") or ""])
+    return [job_id, token, h.get("fn"), h["args"], h["kwargs"], group, joined]
+
+
 def ask(pipe: Any, key: str, fields: Sequence[str]) -> None:
-    """Queue on a pipeline the read of these fields of the job at key (``answer`` decodes its reply).
+    """Queue on a pipeline the read of these fields of the job at key (``answer`` decodes its reply, after
+    ``unpacked`` on the pipeline's replies, executed with raise_on_error=False).
     Ask for a field every job has (fn, state) beside ones that may be left out: a job that does not exist
     answers all None."""
     pipe.hmget(key, reads(fields))
 
 
-def answer(fields: Sequence[str], values: Sequence[str | None]) -> dict[str, str | None]:
+def answer(fields: Sequence[str], values: Any) -> dict[str, str | None]:
     """The reply to ``ask(…, fields)`` as fields to values, the left-out ones at their format's defaults."""
-    h = opened(filled(dict(zip(reads(fields), values, strict=True)), fields))
+    record = packed(values)
+    asked = reads(fields)
+    if record is not None:
+        values = [record.get(name) for name in asked]
+    h = opened(filled(dict(zip(asked, raised(values), strict=True)), fields))
     return {name: h.get(name) for name in fields}
 
 
 def ask_all(pipe: Any, key: str) -> None:
-    """Queue the read of every stored field of the job at key (``filled`` decodes the reply)."""
+    """Queue the read of every stored field of the job at key (``answer_all`` decodes the reply, after
+    ``unpacked`` as for ``ask``)."""
     pipe.hgetall(key)
 
 
-def answer_all(reply: dict[str, str]) -> dict[str, str]:
+def answer_all(reply: Any) -> dict[str, str]:
     """The reply of an ``ask_all`` as ``read_all`` gives it: left-out fields at their defaults, sealed ones opened."""
-    return opened(filled(reply))
+    record = packed(reply)
+    return opened(filled(raised(reply) if record is None else record))
+
+
+def unpacked(client: Any, keys: Sequence[str], replies: list[Any]) -> list[Any]:
+    """A pipeline's replies to ``ask``/``ask_all`` (executed with raise_on_error=False) with a packed record's
+    string in place of the error its hash read met (WRONGTYPE), read in one more round trip (format "2" only)."""
+    wrong = [i for i, r in enumerate(replies) if isinstance(r, redis.ResponseError) and "WRONGTYPE" in str(r)]
+    if not wrong:
+        return replies
+    pipe = client.pipeline(transaction=False)
+    for i in wrong:
+        pipe.get(keys[i])
+    for i, raw in zip(wrong, pipe.execute(raise_on_error=False), strict=True):
+        if packed(raw) is not None:
+            replies[i] = raw
+    return replies
+
+
+def raised(reply: Any) -> Any:
+    """A reply, or its error raised (a key that holds neither a hash nor a packed record)."""
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
 
 
 def read(client: Any, keys: Sequence[str], fields: Sequence[str]) -> list[dict[str, str | None]]:
@@ -125,31 +185,33 @@ def read(client: Any, keys: Sequence[str], fields: Sequence[str]) -> list[dict[s
     pipe = client.pipeline(transaction=False)
     for key in keys:
         ask(pipe, key, fields)
-    return [answer(fields, values) for values in pipe.execute()]
+    return [answer(fields, values) for values in unpacked(client, keys, pipe.execute(raise_on_error=False))]
 
 
 def read_all(client: Any, key: str) -> dict[str, str]:
     """Every stored field of one job with the left-out ones at their defaults, its sealed ones opened
     ({}: no such job)."""
-    return answer_all(client.hgetall(key))
+    return answer_all(read_all_raw(client, [key])[0])
 
 
 def read_raw(client: Any, keys: Sequence[str], fields: Sequence[str]) -> list[Any]:
     """These fields of many jobs exactly as stored (sealed ones sealed, left-out ones None), one round trip;
-    the error in place of a key that is not a hash."""
+    the error in place of a key that holds no record."""
     pipe = client.pipeline(transaction=False)
     for key in keys:
         pipe.hmget(key, list(fields))
-    return pipe.execute(raise_on_error=False) if keys else []
+    replies = unpacked(client, keys, pipe.execute(raise_on_error=False)) if keys else []
+    return [[record.get(f) for f in fields] if (record := packed(r)) is not None else r for r in replies]
 
 
 def read_all_raw(client: Any, keys: Sequence[str]) -> list[Any]:
-    """Every field of many jobs exactly as stored (HGETALL: the journal's too), one round trip; the error in
-    place of a key that is not a hash."""
+    """Every field of many jobs exactly as stored (the journal's too), one round trip; the error in place of a
+    key that holds no record."""
     pipe = client.pipeline(transaction=False)
     for key in keys:
         pipe.hgetall(key)
-    return pipe.execute(raise_on_error=False) if keys else []
+    replies = unpacked(client, keys, pipe.execute(raise_on_error=False)) if keys else []
+    return [record if (record := packed(r)) is not None else r for r in replies]
 
 
 # -- mint's rows -------------------------------------------------------------------------------

@@ -3,8 +3,13 @@
   them once, at FUNCTION LOAD; a local function of its body is made afresh each call.
   Suffixes used here: active, leases
 ]]
+--- @include "_bury"
+--- @include "_checks"
 --- @include "_counters"
+--- @include "_defaults"
+--- @include "_journal"
 --- @include "_ready_batch"
+--- @include "_record"
 -- What makes a claimed job's fields unusable, or nil and the lease in ms: f = fn, lease, attempts,
 -- max_attempts (nil: the default), group. Each tonumber of a string is a strtod, twice, and counts on
 -- a claim's path: the hot path parses the lease here once and a left-out max_attempts never.
@@ -18,6 +23,38 @@ local function claim_fault(fn, lease, attempts, max_attempts, group)
   if max_attempts and not tonumber(max_attempts) then return 'max_attempts is not a number' end
   if not group then return 'group missing or not its lane' end
   return nil, ms
+end
+
+-- Lease one popped job by its whole record (a hash, or a packed one that needs more than its head): the
+-- token, the lease's expiry, then the reply's items 2 to 5 and 7 (bclaim.lua); nil when it is not leased
+-- (gone, a duplicate, or quarantined as corrupt: _checks.lua). The whole record, not an HMGET of the 14
+-- fields a claim may need (each costs an argument and a scan of the listpack), in a table with room for the
+-- usual 8 fields; a key that holds no record answers an error table.
+local function claim_whole(id, key, group, worker, now)
+  local r, was_packed = rec_try_all(key)
+  if r.err then return unhashed(key, id, r, now) end
+  local f = {state = false, fn = false, group = false, lease = false, created = false, v = false, args = false,
+    kwargs = false}
+  for i = 1, #r, 2 do f[r[i]] = r[i + 1] end
+  if f.state ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
+    if f.state then misplaced(key, id, f.state, group, now) end
+    return
+  end
+  -- Fields a mint left out hold their defaults, due its creation time (_defaults.lua).
+  local lease, attempts, max_attempts = f.lease, f.attempts, f.max_attempts
+  local fault, ms = claim_fault(f.fn, lease, attempts, max_attempts, f.group == group and group)
+  if fault then return quarantine(key, id, now, fault) end
+  if f.unique and string.sub(f.unique, 1, 1) == 's' then unique_free(id, f.unique) end  -- unique_until="start"
+  -- The increment rides on the write below (one command a job less than HINCRBY): atomic all the same.
+  local token = attempts and tonumber(attempts) + 1 or 1  -- a job never claimed stores no attempts (DEFAULT)
+  local expiry = now + ms
+  rec_update(key, r, was_packed, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
+    'worker', worker)
+  local d = f.v == FORMAT and DEFAULT or defaults_of(f.v)  -- a current job's defaults inline
+  return token, expiry, f['@n'] and journal_after(token, r) or token,  -- a journal's mark: _journal.lua
+    f.fn, f.args or d.args, f.kwargs or d.kwargs,
+    lease .. '|' .. (max_attempts or d.max_attempts) .. '|' .. (f.backoff or d.backoff) .. '|' ..
+    (f.due or f.created or now) .. '|' .. (f.timeout or d.timeout) .. '|' .. (f.spared or '') .. '|' .. (f.meta or '')
 end
 
 -- a's items then b's: a itself when b is empty, b when a is (the usual batch has only one of them).

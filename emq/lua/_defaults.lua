@@ -14,6 +14,6 @@ local DEFAULT = {args = '[]', kwargs = '{}', attempts = '0', max_attempts = '3',
 -- Formats 0 and 1 share one; a format that changes a default adds its own table here.
 local DEFAULTS = nil
 local function defaults_of(v)
-  if not DEFAULTS then DEFAULTS = {['0'] = DEFAULT, [FORMAT] = DEFAULT} end
+  if not DEFAULTS then DEFAULTS = {['0'] = DEFAULT, [FORMAT] = DEFAULT, ['2'] = DEFAULT} end
   return DEFAULTS[v or '0'] or DEFAULT
 end

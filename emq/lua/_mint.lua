@@ -102,7 +102,7 @@ local function put_job(b, now, if_absent, push, refuse)
     put(h, 'quota', mark)
     put(h, 'notify', 'q')
   end
-  rec_set(key, unpack(h))
+  rec_create(key, unpack(h))
   if priority ~= 0 then prio_mark(group) end  -- its group's ready jobs go through a sorted set from now on (_prio.lua)
   if state == 'ready' then
     push(group, id, priority > 0)

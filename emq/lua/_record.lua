@@ -1,77 +1,246 @@
 --[[
   _record: a job's stored record, its one owner in Lua (emq/core/stored.py is Python's). Every script
   reads, writes, tests and deletes a job through these helpers and never names a command on the job's
-  key, so that a new encoding (issue 33: a packed value beside a hash of side data) changes this file
-  and stored.py, not the scripts that touch a job (tests/test_record_owner.py holds them to it).
-  Format "1" and v0.2.0's "0" (_defaults.lua): the hash <ns>job:<id>, one field a value, a field left
-  out while it holds its default. A durable job's journal ("@" fields, _journal.lua), its errors and its
-  progress are fields of the same hash, read and written through the same helpers.
-  A record is named by its key (job_key), which scripts pass around; the reads that may meet a key
-  written by something other than emq are the try_ forms (redis.pcall: an error reply comes back as a
-  table with err, _checks.lua's unhashed turns it into a dead-letter record).
+  key, so that a new encoding changes this file and stored.py, not the scripts that touch a job
+  (tests/test_record_owner.py holds them to it).
+  Two encodings share the key <ns>job:<id>, and every helper reads both:
+  - Formats "0" (v0.2.0) and "1": a hash, one field a value.
+  - Format "2": one packed string (_packed.lua). A claim and a finish read a batch's records in one MGET
+    (rec_prefetch), lease or complete a plain job by its head alone (rec_claim, rec_complete) and write the
+    batch in one MSET (rec_put, rec_flush); a mint builds records by concatenation and writes a chunk in one
+    MSET. They never decode a record into a Lua table, which costs what HGETALL does; the other helpers do
+    (rec_unpack, rec_pack), for the scripts off the hot path.
+  In either, a field is left out while it holds its default (_defaults.lua). This release writes the format
+  RECORD_FORMAT names (the scripts' prologue, EMQ_RECORD_FORMAT: core/scripts.py), "1" unless set: a
+  release must read a format before one writes it (stored.py, rule 2).
+  A record is named by its key (job_key), which scripts pass around; the reads that may meet a key written
+  by something other than emq are the try_ forms (an error reply comes back as a table with err, as
+  redis.pcall's; _checks.lua's unhashed turns it into a dead-letter record).
   Suffixes used here: job:<id>
 ]]
+--- @include "_packed"
+--- @include "_pending"
 -- The key of job id's record.
 local function job_key(id)
   return ns .. 'job:' .. id
 end
 
+-- Read the records of ids[1..n] ahead, in one MGET, when this release writes packed ones (a hash answers
+-- false to MGET: it is read as before).
+local function rec_prefetch(ids, n)
+  if RECORD_FORMAT ~= '2' or n < 2 then return end
+  local keys = {}
+  for i = 1, n do keys[i] = ns .. 'job:' .. ids[i] end
+  local got = redis.call('MGET', unpack(keys))
+  for i = 1, n do
+    if packed(got[i]) then FETCHED[keys[i]] = got[i] end
+  end
+end
+
+-- The whole record as a flat list, as HGETALL; {} for no record, {err = ...} for a key that holds no
+-- record (try) or a raise (not try).
+local function read_all(key, try)
+  local s = PENDING[key] or FETCHED[key]
+  if s then return rec_unpack(s), true end
+  if RECORD_FORMAT == '2' then  -- the format this release writes is tried first
+    s = redis.pcall('GET', key)
+    if type(s) == 'string' then
+      if packed(s) then return rec_unpack(s), true end
+      local r = redis.pcall('HGETALL', key)  -- a foreign string: WRONGTYPE
+      if try or not r.err then return r end
+      error(r)
+    end
+    if s == false then return {} end
+  end
+  local r = redis.pcall('HGETALL', key)
+  if not r.err then return r end
+  s = redis.pcall('GET', key)  -- not a hash: packed, or foreign
+  if packed(s) then return rec_unpack(s), true end
+  if try then return r end
+  error(r)
+end
+
+-- The fields asked for, from a flat list (false where absent).
+local function pick(list, names)
+  local h, out = {}, {}
+  for i = 1, #list, 2 do h[list[i]] = list[i + 1] end
+  for i = 1, #names do out[i] = h[names[i]] or false end
+  return out
+end
+
+local function read_fields(key, try, ...)
+  if RECORD_FORMAT ~= '2' and not PENDING[key] and not FETCHED[key] then
+    local r = redis.pcall('HMGET', key, ...)
+    if not r.err then return r end
+  end
+  local list = read_all(key, try)
+  if list.err then return list end
+  return pick(list, {...})
+end
+
 -- One field (false: absent, or no such job).
 local function rec_get(key, field)
-  return redis.call('HGET', key, field)
-end
-
--- Some fields, in the order asked (false where absent).
-local function rec_fields(key, ...)
-  return redis.call('HMGET', key, ...)
-end
-
--- The whole record as a flat list, name then value (empty: no such job).
-local function rec_all(key)
-  return redis.call('HGETALL', key)
+  return read_fields(key, false, field)[1]
 end
 
 -- Whether the record has a field.
 local function rec_has(key, field)
-  return redis.call('HEXISTS', key, field) == 1
+  return read_fields(key, false, field)[1] ~= false
 end
 
--- rec_all, rec_fields and rec_get for a first read: a key that holds no record answers {err = ...}, not a raise.
+-- Some fields, in the order asked (false where absent).
+local function rec_fields(key, ...)
+  return read_fields(key, false, ...)
+end
+
+-- The whole record as a flat list, name then value (empty: no such job).
+local function rec_all(key)
+  return read_all(key, false)
+end
+
+-- rec_get, rec_all and rec_fields for a first read: a key that holds no record answers {err = ...}, not a raise.
 local function rec_try_get(key, field)
-  return redis.pcall('HGET', key, field)
+  local r = read_fields(key, true, field)
+  if r.err then return r end
+  return r[1]
 end
 
+-- (and whether the record is packed: rec_update's third argument)
 local function rec_try_all(key)
-  return redis.pcall('HGETALL', key)
+  return read_all(key, true)
 end
 
 local function rec_try_fields(key, ...)
-  return redis.pcall('HMGET', key, ...)
+  return read_fields(key, true, ...)
 end
 
--- Set fields: name, value, name, value, ...
+-- Change packed record s at key: edit(h) changes its fields (a table name -> value, nil: absent) and
+-- returns the command's answer; nil when the change made it a hash (a value with SEP: the caller runs
+-- the hash command then).
+local function rewrite(key, s, edit)
+  local list, h = rec_unpack(s), {}
+  for i = 1, #list, 2 do h[list[i]] = list[i + 1] end
+  local answer = edit(h)
+  local flat, n = {}, 0
+  for name, value in pairs(h) do flat[n + 1], flat[n + 2], n = name, value, n + 2 end
+  local out = rec_pack(flat)
+  if not out then
+    unpack_to_hash(key)
+    return nil
+  end
+  if PENDING[key] or FETCHED[key] then rec_put(key, out) else redis.call('SET', key, out) end
+  return answer
+end
+
+-- The packed record at key, or nil (a hash, nothing, or something foreign).
+local function packed_at(key)
+  local s = PENDING[key] or FETCHED[key] or redis.pcall('GET', key)
+  if packed(s) then return s end
+  return nil
+end
+
+-- Run a hash command on key, or the same change as edit on its packed record. The format this release
+-- writes is tried first; the other when the key answers WRONGTYPE.
+local function write(key, edit, command, ...)
+  local s = PENDING[key] or FETCHED[key] or (RECORD_FORMAT == '2' and packed_at(key))
+  if not s then
+    local r = redis.pcall(command, key, ...)
+    if type(r) ~= 'table' or not r.err then return r end
+    s = packed_at(key)
+    if not s then error(r) end
+  end
+  local answer = rewrite(key, s, edit)
+  if answer ~= nil then return answer end
+  return redis.call(command, key, ...)
+end
+
+-- Set fields (name, value, ...) of a record read whole as list (rec_try_all; was_packed, its second answer):
+-- a packed one is packed again from list, no second read, and written with the call's others (rec_flush).
+local function rec_update(key, list, was_packed, ...)
+  if not was_packed then return redis.call('HSET', key, ...) end
+  local changes, set = {...}, {}
+  for i = 1, #changes, 2 do set[changes[i]] = tostring(changes[i + 1]) end
+  local t, n = {}, 0
+  for i = 1, #list, 2 do
+    local name, value = list[i], set[list[i]]
+    if value then set[name] = nil else value = list[i + 1] end
+    t[n + 1], t[n + 2], n = name, value, n + 2
+  end
+  for name, value in pairs(set) do t[n + 1], t[n + 2], n = name, value, n + 2 end
+  local s = rec_pack(t)
+  if not s then
+    unpack_to_hash(key)
+    return redis.call('HSET', key, ...)
+  end
+  rec_put(key, s)
+end
+
+-- Set fields: name, value, name, value, ....
 local function rec_set(key, ...)
-  return redis.call('HSET', key, ...)
+  local args = {...}
+  return write(key, function(h)
+    local added = 0
+    for i = 1, #args, 2 do
+      if h[args[i]] == nil then added = added + 1 end
+      h[args[i]] = tostring(args[i + 1])
+    end
+    return added
+  end, 'HSET', ...)
+end
+
+-- Write new packed records (key, value, key, value, ...): one MSET a thousand.
+local function rec_write_all(kv)
+  for i = 1, #kv, 2000 do
+    redis.call('MSET', unpack(kv, i, math.min(i + 1999, #kv)))
+  end
+end
+
+-- A new job's record from its fields (name, value, ...; v among them), in the format this release writes:
+-- packed under RECORD_FORMAT "2" unless a value holds SEP, else a hash (HSET: no table made a job).
+local function rec_create(key, ...)
+  if RECORD_FORMAT == '2' then
+    local s = rec_pack({...})
+    if s then
+      redis.call('SET', key, s)
+      return
+    end
+  end
+  redis.call('HSET', key, ...)
 end
 
 -- Set a field unless it is there; 1 when it was set.
 local function rec_set_new(key, field, value)
-  return redis.call('HSETNX', key, field, value)
+  return write(key, function(h)
+    if h[field] ~= nil then return 0 end
+    h[field] = tostring(value)
+    return 1
+  end, 'HSETNX', field, value)
 end
 
 -- Add n to a numeric field (absent: 0); the new value.
 local function rec_add(key, field, n)
-  return redis.call('HINCRBY', key, field, n)
+  return write(key, function(h)
+    local v = (tonumber(h[field] or '0') or 0) + n
+    h[field] = tostring(v)
+    return v
+  end, 'HINCRBY', field, n)
 end
 
 -- Take fields out (each then reads as absent: its default where it has one).
 local function rec_unset(key, ...)
-  return redis.call('HDEL', key, ...)
+  local names = {...}
+  return write(key, function(h)
+    local gone = 0
+    for i = 1, #names do
+      if h[names[i]] ~= nil then gone, h[names[i]] = gone + 1, nil end
+    end
+    return gone
+  end, 'HDEL', ...)
 end
 
 -- Whether the job has a record at all.
 local function rec_exists(key)
-  return redis.call('EXISTS', key) == 1
+  return PENDING[key] ~= nil or FETCHED[key] ~= nil or redis.call('EXISTS', key) == 1
 end
 
 -- How many of the records and other keys given exist (a job's record beside its flow's: one call).
@@ -81,7 +250,12 @@ end
 
 -- Delete the records of a list of keys (at most a few thousand: one unpack).
 local function rec_delete(keys)
-  if #keys > 0 then redis.call('DEL', unpack(keys)) end
+  if #keys == 0 then return end
+  for i = 1, #keys do
+    if PENDING[keys[i]] then PENDING[keys[i]], pending_n = nil, pending_n - 1 end
+    FETCHED[keys[i]] = nil
+  end
+  redis.call('DEL', unpack(keys))
 end
 
 -- What a job's key holds when it is not a record emq wrote: nil for a record or nothing, else a
@@ -90,7 +264,9 @@ local function rec_foreign(key)
   local kind = redis.call('TYPE', key)['ok']
   if kind == 'hash' or kind == 'none' then return nil end
   if kind == 'string' then
-    return kind .. ' ("' .. string.gsub(string.sub(redis.call('GET', key), 1, 40), '[^%w%p ]', '?') .. '")'
+    local s = redis.call('GET', key)
+    if packed(s) then return nil end
+    return kind .. ' ("' .. string.gsub(string.sub(s, 1, 40), '[^%w%p ]', '?') .. '")'
   end
   return kind
 end

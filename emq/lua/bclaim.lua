@@ -1,50 +1,46 @@
 --[[
-  bclaim: lease up to ARGV[1] ready jobs in one round trip, rotating the ring of lanes.
-  Each claim takes the lane at the ring's head and rotates it to the tail, so groups share
-  the queue fairly even inside one batch; a lane alone on the ring is popped in one LPOP.
-  The rotation is not made one LMOVE a job: a turn reads the ring's head a chunk at a time
-  (LRANGE), with the chunk's caps and rate limits (one HMGET / ZMSCORE each), and writes the
-  turn back once (LTRIM the visited groups, RPUSH those that stay). A lane's pop asks for one
-  id more than it takes, so a lane left empty is known at once (no EXISTS); the extra id is the
-  group's next turn or goes back to the lane's head. A lane found empty (its last job claimed,
-  or a cancel emptied it) or with no room left under its cap or rate limit leaves the ring as the
-  turn is written (_ring.lua: no scan of the ring); the groups that left the ring and the
-  lane set leave ring:in and lanes in one SREM each. A job alone in its lane as a list costs one
-  command more than one of a busy lane (its LPOP); as a solo (a batch mint's lone job) it costs
-  none: its chunk's solos (_solo.lua) are one HMGET and one HDEL. Only capped groups count their leases (held, active: one HMGET
-  and one HSET a batch); an uncapped group's count would decide nothing.
-  A paused queue answers nothing (after the idle check: one LRANGE of the ring's head, the first turn's
-  chunk; one EXISTS tells a queue with no pause, cap, rate limit, hold or solo, and whether a token
-  waits in wake for the baton); paused groups are off the ring already.
+  bclaim: lease up to ARGV[1] ready jobs in one round trip, rotating the ring of lanes. Each claim takes the lane at
+  the ring's head and rotates it to the tail, so groups share the queue fairly even inside one batch; a lane alone on
+  the ring is popped in one LPOP. The rotation is not made one LMOVE a job: a turn reads the ring's head a chunk at a
+  time (LRANGE), with the chunk's caps and rate limits (one HMGET / ZMSCORE each), and writes the turn back once
+  (LTRIM the visited groups, RPUSH those that stay). A lane's pop asks for one id more than it takes, so a lane left
+  empty is known at once (no EXISTS); the extra id is the group's next turn or goes back to the lane's head. A lane
+  found empty (its last job claimed, or a cancel emptied it) or with no room left under its cap or rate limit leaves
+  the ring as the turn is written (_ring.lua: no scan of the ring); the groups that left the ring and the lane set
+  leave ring:in and lanes in one SREM each. A job alone in its lane as a list costs one command more than one of a
+  busy lane (its LPOP); as a solo (a batch mint's lone job) it costs none: its chunk's solos (_solo.lua) are one HMGET
+  and one HDEL. Only capped groups count their leases (held, active: one HMGET and one HSET a batch); an uncapped
+  group's count would decide nothing. A paused queue answers nothing (after the idle check: one LRANGE of the ring's
+  head, the first turn's chunk; one EXISTS tells a queue with no pause, cap, rate limit, hold or solo, and whether a
+  token waits in wake for the baton); paused groups are off the ring already.
   KEYS[1] ns        <prefix>:{<queue>}:
   ARGV[1] max_jobs  integer 1..1000
   ARGV[2] worker    worker id, recorded on each job
-  Rate limits and holds (_rates.lua, _holds.lua) bound what a group or the queue may start; a group out of room
-  leaves the ring until the Pump's tick frees it.
-  A popped job whose fields a claim cannot use (fn or lease missing, lease, attempts or max_attempts
-  not numbers, group not its lane's, a state other than ready, a key that holds no hash) is checked
-  before any write to it and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as usual.
+  Rate limits and holds (_rates.lua, _holds.lua) bound what a group or the queue may start; a group out of room leaves
+  the ring until the Pump's tick frees it. A popped job whose fields a claim cannot use (fn or lease missing, lease,
+  attempts or max_attempts not numbers, group not its lane's, a state other than ready, a key that holds no hash) is
+  checked before any write to it and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as
+  usual.
   Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, solo, ring, ring:in, counters, recount:seen, lanes,
            caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 7 per job: id, token, fn, args, kwargs, group,
-           "<lease_ms>|<max_attempts>|<backoff>|<due_ms>|<timeout>|<meta>"}
-           token = the job's attempts after the increment: its fencing token; for a durable job with a
-           journal ("@n" set), {token, then each journal field and its value} (_journal.lua's journal_after:
-           its run's durable calls read nothing more); due_ms = when it became
-           due (now - due_ms is its wait in the queue); meta = "" or the JSON object mint stored;
-           timeout = "<ms>,<soft ms>" (0: none); a field the job's hash left out is sent as its default.
-           The fields of fixed form ride in one string (meta last, so it may hold "|"): each element of
-           a reply costs the server (docs/reference/performance.md), so a job sends seven, not twelve.
+           "<lease_ms>|<max_attempts>|<backoff>|<due_ms>|<timeout>|<meta>"} token = the job's attempts after the
+           increment: its fencing token; for a durable job with a journal ("@n" set), {token, then each journal field
+           and its value} (_journal.lua's journal_after: its run's durable calls read nothing more); due_ms = when it
+           became due (now - due_ms is its wait in the queue); meta = "" or the JSON object mint stored; timeout =
+           "<ms>,<soft ms>" (0: none); a field the job's hash left out is sent as its default. The fields of fixed
+           form ride in one string (meta last, so it may hold "|"): each element of a reply costs the server
+           (docs/reference/performance.md), so a job sends seven, not twelve. A packed record leased by its head
+           (_packed.lua) sends its rest whole as fn ("" args and kwargs) and its lease alone as the last: the worker
+           decodes them (core/stored.py's claimed_row).
 ]]
---- @include "_bury"
---- @include "_checks"
 --- @include "_chunks"
 --- @include "_claim"
 --- @include "_clock"
---- @include "_defaults"
 --- @include "_events"
 --- @include "_holds"
---- @include "_journal"
+--- @include "_packed"
+--- @include "_pending"
 --- @include "_prio"
 --- @include "_prio_take"
 --- @include "_rates"
@@ -67,10 +63,10 @@ if want < 1 then return out end
 local head = redis.call('LRANGE', ring, 0, want - 1)
 if #head == 0 then return out end  -- nothing ready: the idle worker's claim costs one command
 local ringlen = #head < want and #head or redis.call('LLEN', ring)
--- A queue with no pause, cap, rate limit, hold or solo (the usual one) learns so in one EXISTS, not
--- four; one without flow control in two (the count without solo tells whether it has solos). The same
--- EXISTS tells whether a token waits in the wake list, for the baton at the end (WAKE_TOKEN: the list
--- named six times, once more than the keys before it).
+-- A queue with no pause, cap, rate limit, hold or solo (the usual one) learns so in one EXISTS, not four; one without
+-- flow control in two (the count without solo tells whether it has solos). The same EXISTS tells whether a token
+-- waits in the wake list, for the baton at the end (WAKE_TOKEN: the list named six times, once more than the keys
+-- before it).
 local has_caps, limited = false, false
 local wake_list = ns .. 'wake'
 local flags = redis.call('EXISTS', ns .. 'paused', ns .. 'caps', ns .. 'rates', ns .. 'rhold', ns .. 'solo',
@@ -108,9 +104,9 @@ local function room(group)
   return cap - active - (taken[group] or 0)
 end
 
--- Read the caps and rate limits of the groups about to be visited in one command each, not one a group.
--- Returns their solo ids (_solo.lua) by position (false: none), or nil when the queue has no solo.
--- A group with a solo is visited once a call: it leaves the ring as its one job is taken, or for want of room.
+-- Read the caps and rate limits of the groups about to be visited in one command each, not one a group. Returns their
+-- solo ids (_solo.lua) by position (false: none), or nil when the queue has no solo. A group with a solo is visited
+-- once a call: it leaves the ring as its one job is taken, or for want of room.
 local function prefetch(groups)
   local ids = solos and redis.call('HMGET', ns .. 'solo', unpack(groups)) or nil
   if has_caps then
@@ -121,36 +117,8 @@ local function prefetch(groups)
   return ids
 end
 
-local function lease_one(id, group, capped)
-  -- A marker stands for the first job of the group's priority zset (_prio.lua); the test is inline, as
-  -- those below (emit, the earliest expiry): a Lua call a job shows in a claim's server time.
-  if id == PMARK then id = prio_pop(group, id) end
-  if not id then return end
-  local key = job_key(id)
-  -- The whole hash in one HGETALL, not an HMGET of the 14 fields a claim may need: a fresh job stores 6,
-  -- and each field asked for costs an argument and a scan of the hash's listpack. The table is made with
-  -- room for the usual fields, 8 (no rehash as they land; attempts, stored once a job was claimed, may make
-  -- one); absent reads false or nil.
-  -- A pcall: a key that holds no hash answers an error table, not a raise (_checks.lua's unhashed).
-  local r = rec_try_all(key)
-  if r.err then return unhashed(key, id, r, now) end
-  local f = {state = false, fn = false, group = false, lease = false, created = false, v = false, args = false,
-    kwargs = false}
-  for i = 1, #r, 2 do f[r[i]] = r[i + 1] end
-  if f.state ~= 'ready' then  -- gone: nothing to keep; in another state: a duplicate, or corrupt (_checks)
-    if f.state then misplaced(key, id, f.state, group, now) end
-    return
-  end
-  -- Fields a mint left out hold their defaults, due its creation time (_defaults.lua).
-  local lease, attempts, max_attempts = f.lease, f.attempts, f.max_attempts
-  local fault, ms = claim_fault(f.fn, lease, attempts, max_attempts, f.group == group and group)
-  if fault then return quarantine(key, id, now, fault) end
-  if f.unique and string.sub(f.unique, 1, 1) == 's' then unique_free(id, f.unique) end  -- unique_until="start"
-  -- The increment rides on the HSET below (one command a job less than HINCRBY): atomic all the same.
-  local token = attempts and tonumber(attempts) + 1 or 1  -- a job never claimed stores no attempts (DEFAULT)
-  local expiry = now + ms
-  rec_set(key, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
-    'worker', worker)
+-- A job leased: its lease, its count under a cap, its rate's note (the record is written by the caller).
+local function taken_one(id, group, capped, token, expiry)
   if EVENTS_MAX > 0 then emit('active', id, token) end
   leases[#leases + 1] = expiry
   leases[#leases + 1] = id
@@ -162,20 +130,42 @@ local function lease_one(id, group, capped)
   if expiry < first_expiry then first_expiry = expiry end
   got = got + 1
   if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
-  -- Appended in place and in order, not through a table a job: every value is set (fn, lease checked).
-  local o, d = #out, f.v == FORMAT and DEFAULT or defaults_of(f.v)  -- a current job's defaults inline
-  out[o + 1] = id; out[o + 2] = f['@n'] and journal_after(token, r) or token  -- a journal's mark: _journal.lua
-  out[o + 3] = f.fn; out[o + 4] = f.args or d.args
-  out[o + 5] = f.kwargs or d.kwargs; out[o + 6] = group
-  out[o + 7] = lease .. '|' .. (max_attempts or d.max_attempts) .. '|' .. (f.backoff or d.backoff) .. '|' ..
-    (f.due or f.created or now) .. '|' .. (f.timeout or d.timeout) .. '|' ..
-    (f.spared or '') .. '|' .. (f.meta or '')
 end
 
--- Lease up to n jobs from the head of a group's lane; returns how many ids it took from the lane and
--- whether the lane is empty now. A pop asks for one id more than it needs: a lane that answers fewer
--- is known empty (no EXISTS), and the one too many is the group's spare, leased first on its next
--- turn in this batch (whose pop looks ahead again) or put back at the lane's head at the end.
+-- A packed record read ahead, leased by its head alone (_packed.lua's rec_claim): its rest goes to the worker
+-- whole in the reply's third item (stored.py decodes it), its lease in the seventh. false: the whole path.
+local function lease_packed(id, key, s, group, capped)
+  local record, token, expiry, lease, rest = rec_claim(s, group, worker, now)
+  if not record then return false end
+  rec_put(key, record)
+  taken_one(id, group, capped, token, expiry)
+  local o = #out
+  out[o + 1] = id; out[o + 2] = token; out[o + 3] = rest; out[o + 4] = ''; out[o + 5] = ''; out[o + 6] = group
+  out[o + 7] = lease
+  return true
+end
+
+local function lease_one(id, group, capped)
+  -- A marker stands for the first job of the group's priority zset (_prio.lua); the test is inline, as
+  -- those below (emit, the earliest expiry): a Lua call a job shows in a claim's server time.
+  if id == PMARK then id = prio_pop(group, id) end
+  if not id then return end
+  local key = job_key(id)
+  local s = rec_fetched(key)
+  if s and lease_packed(id, key, s, group, capped) then return end
+  local token, expiry, first, fn, args, kwargs, joined = claim_whole(id, key, group, worker, now)  -- _claim.lua
+  if not token then return end
+  taken_one(id, group, capped, token, expiry)
+  -- Appended in place and in order, not through a table a job.
+  local o = #out
+  out[o + 1] = id; out[o + 2] = first; out[o + 3] = fn; out[o + 4] = args; out[o + 5] = kwargs; out[o + 6] = group
+  out[o + 7] = joined
+end
+
+-- Lease up to n jobs from the head of a group's lane; returns how many ids it took from the lane and whether the lane
+-- is empty now. A pop asks for one id more than it needs: a lane that answers fewer is known empty (no EXISTS), and
+-- the one too many is the group's spare, leased first on its next turn in this batch (whose pop looks ahead again) or
+-- put back at the lane's head at the end.
 local function pop(group, n, capped, solo)
   if solo then  -- the group's only ready job, no list (a group with a solo has no spare); counted in gone_settle
     gone[#gone + 1] = group
@@ -194,6 +184,7 @@ local function pop(group, n, capped, solo)
   if m > 0 then ready_batch(group, -m) end
   local empty = m < k
   if not empty then spare[group], m = more[m], m - 1 end
+  rec_prefetch(more, m)  -- packed records: one MGET (_record.lua)
   for i = 1, m do lease_one(more[i], group, capped) end
   return used + m, empty
 end
@@ -217,13 +208,12 @@ local function visit(group, alone, solo)
   return not (r and r - popped <= 0)
 end
 
--- One turn of the ring: its groups visited from the head in order, read a chunk at a time (LRANGE),
--- never rotated one by one. The groups that stay move to the tail in that order and those that
--- leave are cut, with one LTRIM and one RPUSH at the turn's end (none when every group stayed).
--- A plain group not alone on the ring (no cap in the queue; in a limited one no limit of its own,
--- nor "*", and no hold: not in RATES or false there, HOLDAT false or unread) goes straight to pop,
--- or with a solo straight to lease_one: the usual turn of a queue of many small groups skips visit's
--- room and rate bookkeeping (a Lua call each).
+-- One turn of the ring: its groups visited from the head in order, read a chunk at a time (LRANGE), never rotated one
+-- by one. The groups that stay move to the tail in that order and those that leave are cut, with one LTRIM and one
+-- RPUSH at the turn's end (none when every group stayed). A plain group not alone on the ring (no cap in the queue;
+-- in a limited one no limit of its own, nor "*", and no hold: not in RATES or false there, HOLDAT false or unread)
+-- goes straight to pop, or with a solo straight to lease_one: the usual turn of a queue of many small groups skips
+-- visit's room and rate bookkeeping (a Lua call each).
 local function turn()
   local len, seen, keep, chunk, at, solo = ringlen, 0, {}, {}, 0, nil
   while got < want and seen < len do
@@ -264,6 +254,7 @@ local function turn()
 end
 
 while got < want and ringlen > 0 do turn() end
+rec_flush()  -- the packed records leased, in one MSET (_record.lua)
 -- An id popped ahead and not used goes back to the head of its lane.
 for group, id in pairs(spare) do
   redis.call('LPUSH', ns .. 'lane:' .. group, id)

@@ -58,6 +58,8 @@
 --- @include "_holds"
 --- @include "_jobstats"
 --- @include "_lanes"
+--- @include "_packed"
+--- @include "_pending"
 --- @include "_record"
 --- @include "_schedule"
 --- @include "_stats"
@@ -183,6 +185,27 @@ local function settle_failure(key, id, f, outcome, value, retry_ms)
   return fail(key, id, f, outcome, value, retry_ms)
 end
 
+if RECORD_FORMAT == '2' then  -- the batch's packed records in one MGET (_record.lua's rec_prefetch)
+  local ids, at = {}, 3
+  for i = 1, n do
+    ids[i] = ARGV[at + 1]
+    at = at + (tonumber(ARGV[at + 2]) and 2 or 5)
+  end
+  rec_prefetch(ids, n)
+end
+-- A packed record read ahead, completed by its head alone (_packed.lua's rec_complete); false: the whole path.
+local function complete_packed(id, key, s, token, value)
+  local record = rec_complete(s, token, value, now)
+  if not record then return false end
+  rec_put(key, record)
+  freed[#freed + 1] = id
+  done[#done + 1] = now
+  done[#done + 1] = id
+  out[#out + 1] = 'completed'
+  emit('completed', id)
+  return true
+end
+
 local after = 3  -- ARGV index before the next item (items are 2 or 5 fields long)
 for _ = 1, n do
   local b = after
@@ -193,10 +216,13 @@ for _ = 1, n do
     outcome, token, value, after = token, ARGV[b + 3], ARGV[b + 4], b + 5
   end
   local key = job_key(id)
+  local s = outcome == 'completed' and rec_fetched(key)
   -- A pcall: a key with no hash is quarantined (_checks.lua's unhashed). A job a quota counts carries
   -- notify: its end gives the count back through flow_finished (_flow.lua), no field more read here.
-  local f = rec_try_fields(key, 'state', 'attempts', 'notify', 'unique', 'unknown')
-  if f.err then
+  local f = not (s and complete_packed(id, key, s, token, value))
+    and rec_try_fields(key, 'state', 'attempts', 'notify', 'unique', 'unknown')
+  if not f then  -- completed by its packed head
+  elseif f.err then
     freed[#freed + 1] = id
     unhashed(key, id, f, now)
     out[#out + 1] = 'dead'
@@ -228,6 +254,7 @@ for _ = 1, n do
   end
 end
 
+rec_flush()  -- the packed records settled, in one MSET (_record.lua)
 leases_end(freed)  -- _held.lua
 if #done > 0 then
   redis.call('ZADD', ns .. 'done', unpack(done))

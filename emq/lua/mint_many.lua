@@ -21,6 +21,7 @@
 --- @include "_events"
 --- @include "_lane_batch"
 --- @include "_mint"
+--- @include "_packed"
 --- @include "_prio"
 --- @include "_quotas"
 --- @include "_ready_batch"
@@ -48,6 +49,10 @@ mint_flags()  -- quotas, priorities and the wake token in one EXISTS (_mint.lua)
 -- The common case: one group, in no priority mode, no priority: the ids go straight to one list.
 local plain = stride == 3 and priority == 0 and not prio_on(shared_group)
 local ids, refused = {}, {}
+-- Packed records (RECORD_FORMAT "2", _record.lua) built by concatenation, the chunk's shared fields packed once,
+-- and written in one MSET at the end; a job whose values hold the separator is written as a hash.
+local shared = RECORD_FORMAT == '2' and rec_clean(fn) and rec_clean(shared_group) and rec_rest(tail)
+local fresh = {}
 
 -- Write one job and queue its id (a plain chunk's ids go to its lane at the end).
 local function mint_job(id, args, kwargs, group, mark)
@@ -62,11 +67,17 @@ local function mint_job(id, args, kwargs, group, mark)
     fields = with_kwargs
     fields[2] = kwargs
   end
-  if mark then  -- counted: whoever ends it gives the count back (_quota_end.lua)
-    rec_set(job_key(id), 'quota', mark, 'notify', 'q', 'fn', fn, 'group', group, 'state', 'ready',
+  if shared and not mark and (stride == 3 or rec_clean(group)) and rec_clean(args) and rec_clean(kwargs) then
+    local own = '\031fn\031' .. fn .. '\031created\031' .. now
+    if args ~= '[]' then own = own .. '\031args\031' .. args end
+    if kwargs ~= '{}' then own = own .. '\031kwargs\031' .. kwargs end
+    fresh[#fresh + 1] = job_key(id)
+    fresh[#fresh + 1] = rec_fresh('ready', lease, group, own .. shared)
+  elseif mark then  -- counted: whoever ends it gives the count back (_quota_end.lua)
+    rec_create(job_key(id), 'quota', mark, 'notify', 'q', 'fn', fn, 'group', group, 'state', 'ready',
       'lease', lease, 'created', now, 'v', FORMAT, unpack(fields))
   else
-    rec_set(job_key(id), 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
+    rec_create(job_key(id), 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
       'v', FORMAT, unpack(fields))
   end
   if plain then
@@ -88,6 +99,7 @@ for b = 12, 11 + n * stride, stride do
     mint_job(ARGV[b], ARGV[b + 1], ARGV[b + 2], group, mark)
   end
 end
+rec_write_all(fresh)
 if plain then
   if #ids > 0 then lane_append(shared_group, ids) end
   ready_settle()

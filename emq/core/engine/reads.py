@@ -161,9 +161,13 @@ def present(client: Any, refs: Sequence[tuple[Ops, str]], indexed: Sequence[str]
                 pipe.exists(q.keys.job(job_id))
         for job_id in indexed:
             idindex.ask(pipe, prefix, job_id)
-        replies = pipe.execute()
-    found = [stored.answer_all(r) for r in replies[: len(refs)]] if whole else [bool(r) for r in replies[: len(refs)]]
-    return found, [set(r) for r in replies[len(refs) :]]
+        replies = pipe.execute(raise_on_error=False)
+    head = replies[: len(refs)]
+    if whole:
+        found = [stored.answer_all(r) for r in stored.unpacked(client, [q.keys.job(i) for q, i in refs], head)]
+    else:
+        found = [bool(stored.raised(r)) for r in head]
+    return found, [set(stored.raised(r)) for r in replies[len(refs) :]]
 
 
 def states(refs: Sequence[tuple[Ops, str]]) -> list[str | None]:
@@ -172,6 +176,8 @@ def states(refs: Sequence[tuple[Ops, str]]) -> list[str | None]:
         return []
     with guard():
         pipe = refs[0][0].client.pipeline(transaction=False)
-        for q, job_id in refs:
-            stored.ask(pipe, q.keys.job(job_id), ("state",))
-        return [stored.answer(("state",), r)["state"] for r in pipe.execute()]
+        keys = [q.keys.job(job_id) for q, job_id in refs]
+        for key in keys:
+            stored.ask(pipe, key, ("state",))
+        replies = stored.unpacked(refs[0][0].client, keys, pipe.execute(raise_on_error=False))
+        return [stored.answer(("state",), r)["state"] for r in replies]

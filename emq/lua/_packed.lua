@@ -1,0 +1,114 @@
+--[[
+  _packed: format "2"'s encoding of a job's record, one string (_record.lua, its owner, says when it is
+  written; core/stored.py decodes it in Python the same way). PACKED, then the values of HEAD's fields in
+  its order ("" for absent), then SEP name SEP value for each other field. SEP is the unit separator (byte
+  31), which no JSON text holds unescaped; a value that holds it is never packed. A claim and a finish read
+  and rewrite only the head (one string.match, one concatenation) and hand the rest on whole.
+]]
+local SEP = '\031'
+local PACKED = '\031v\0312\031'  -- how a packed record starts: the pair v = 2, unnamed
+local HEAD = {'state', 'attempts', 'claimed', 'lease_until', 'finished', 'worker', 'lease', 'group'}
+local HEAD_AT = {state = 1, attempts = 2, claimed = 3, lease_until = 4, finished = 5, worker = 6, lease = 7, group = 8}
+-- The head's eight values, then where the rest starts (at its SEP, or past the end when there is none).
+local HEAD_MATCH = '^\031v\0312\031([^\031]*)\031([^\031]*)\031([^\031]*)\031([^\031]*)\031([^\031]*)' ..
+  '\031([^\031]*)\031([^\031]*)\031([^\031]*)()'
+
+-- The head of packed record s: state, attempts, claimed, lease_until, finished, worker, lease, group (""
+-- for absent), and where the rest begins.
+local function rec_head(s)
+  return string.match(s, HEAD_MATCH)
+end
+
+-- Packed record s with a new head, its rest as it was (at: rec_head's last answer).
+local function rec_rehead(s, at, state, attempts, claimed, lease_until, finished, worker, lease, group)
+  return PACKED .. state .. SEP .. attempts .. SEP .. claimed .. SEP .. lease_until .. SEP .. finished .. SEP ..
+    worker .. SEP .. lease .. SEP .. group .. string.sub(s, at)
+end
+
+-- A packed record's fields as a flat list, name then value, as HGETALL answers a hash's (v = 2 first).
+local function rec_unpack(s)
+  local h = {rec_head(s)}
+  local t, n = {'v', '2'}, 2
+  for i = 1, 8 do
+    if h[i] ~= '' then t[n + 1], t[n + 2], n = HEAD[i], h[i], n + 2 end
+  end
+  local at = h[9] + 1
+  while at <= #s do
+    local stop = string.find(s, SEP, at, true)
+    n = n + 1
+    if not stop then
+      t[n] = string.sub(s, at)
+      break
+    end
+    t[n] = string.sub(s, at, stop - 1)
+    at = stop + 1
+  end
+  return t
+end
+
+-- A flat list of fields packed, or nil when a value holds SEP (such a record stays a hash).
+local function rec_pack(list)
+  local head, t, n = {'', '', '', '', '', '', '', ''}, {}, 0
+  for i = 1, #list, 2 do
+    local name, value = list[i], tostring(list[i + 1])
+    if string.find(value, SEP, 1, true) then return nil end
+    local at = HEAD_AT[name]
+    if at then
+      head[at] = value
+    elseif name ~= 'v' then
+      t[n + 1], t[n + 2], n = name, value, n + 2
+    end
+  end
+  local rest = n > 0 and SEP .. table.concat(t, SEP) or ''
+  return PACKED .. table.concat(head, SEP) .. rest
+end
+
+-- Whether a string is a packed record (not a string something other than emq wrote at a job's key).
+local function packed(s)
+  return type(s) == 'string' and string.sub(s, 1, 5) == PACKED and rec_head(s) ~= nil
+end
+
+-- A new job's packed record from its head's state, lease and group and its rest (rec_rest's, joined).
+local function rec_fresh(state, lease, group, rest)
+  return PACKED .. state .. '\031\031\031\031\031\031' .. lease .. SEP .. group .. rest
+end
+
+-- Fields (name, value, ...) as a packed record's rest, or nil when a value holds SEP.
+local function rec_rest(list)
+  for i = 2, #list, 2 do
+    if string.find(list[i], SEP, 1, true) then return nil end
+  end
+  return #list > 0 and SEP .. table.concat(list, SEP) or ''
+end
+
+-- Whether a value may go into a packed record.
+local function rec_clean(value)
+  return not string.find(value, SEP, 1, true)
+end
+
+-- A ready packed record leased by its head alone: the record leased, its token, expiry, lease and rest
+-- (the worker decodes the rest: stored.py); nil when the claim needs the whole record (not ready in group, a
+-- journal to bring, a unique key freed at start, a head a claim cannot use).
+local function rec_claim(s, group, worker, now)
+  local state, attempts, _, _, finished, _, lease, g, at = rec_head(s)
+  if state ~= 'ready' or g ~= group or string.find(worker, SEP, 1, true) or string.find(s, '\031@n\031', at, true)
+      or string.find(s, '\031unique\031s', at, true) then return nil end
+  local ms = tonumber(lease)
+  if not ms or ms ~= math.floor(ms) or ms < 1 or (attempts ~= '' and not tonumber(attempts)) then return nil end
+  local token = (tonumber(attempts) or 0) + 1
+  local expiry = now + ms
+  return rec_rehead(s, at, 'active', token, now, expiry, finished, worker, lease, g), token, expiry, lease,
+    string.sub(s, at)
+end
+
+-- An active packed record completed by its head alone (value: the result JSON, "null" left out); nil when the
+-- finish needs the whole record (not this token's, or a mark to act on: a flow or quota to tell, a unique
+-- key, an unknown name's count, a result already there).
+local function rec_complete(s, token, value, now)
+  local state, attempts, claimed, lease_until, _, worker, lease, group, at = rec_head(s)
+  if state ~= 'active' or attempts ~= token or string.find(s, '\031notify\031', at, true)
+      or string.find(s, '\031unique\031', at, true) or string.find(s, '\031unknown\031', at, true)
+      or string.find(s, '\031result\031', at, true) or string.find(value, SEP, 1, true) then return nil end
+  local result = value ~= 'null' and '\031result\031' .. value or ''
+  return rec_rehead(s, at, 'completed', attempts, claimed, lease_until, now, worker, lease, group) .. result
+end

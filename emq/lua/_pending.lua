@@ -1,0 +1,49 @@
+--[[
+  _pending: the packed records one call read ahead (FETCHED: one MGET, _record.lua's rec_prefetch) and the ones
+  it wrote and has yet to send (PENDING: one MSET, rec_flush), so that a claim's or a finish's batch costs two
+  commands, not two a job. Every helper of _record.lua sees PENDING first, then FETCHED, then the server.
+]]
+--- @include "_packed"
+-- Records this call packed and has yet to write (key -> value), written by rec_flush in one MSET; what the
+-- call reads of them is what it wrote. Every helper below sees them first.
+local PENDING, pending_n = {}, 0
+-- Packed records this call read ahead in one MGET (rec_prefetch: key -> value); a write through these
+-- helpers moves its record to PENDING.
+local FETCHED = {}
+
+-- The packed record of key read ahead by rec_prefetch and not written since (nil: none): a claim's and a
+-- finish's plain path read its head (rec_head) and write it back whole (rec_put).
+local function rec_fetched(key)
+  return FETCHED[key]
+end
+
+-- Write a packed record now or at rec_flush (a claim's and a finish's batch: one MSET).
+local function rec_put(key, s)
+  if not PENDING[key] then pending_n = pending_n + 1 end
+  PENDING[key], FETCHED[key] = s, nil
+end
+
+-- Write the records rec_put holds, in one MSET (the call's keys share its slot).
+local function rec_flush()
+  if pending_n == 0 then return end
+  local t, n = {}, 0
+  for key, s in pairs(PENDING) do
+    t[n + 1], t[n + 2], n = key, s, n + 2
+  end
+  redis.call('MSET', unpack(t))
+  PENDING, pending_n, FETCHED = {}, 0, {}
+end
+
+-- A packed record (or a pending one) as a hash, for a write the packed form does not take (a value with SEP);
+-- true when key held one.
+local function unpack_to_hash(key)
+  local s = PENDING[key] or FETCHED[key] or redis.pcall('GET', key)
+  if not packed(s) then return false end
+  if PENDING[key] then PENDING[key], pending_n = nil, pending_n - 1 end
+  FETCHED[key] = nil
+  local list = rec_unpack(s)
+  redis.call('DEL', key)
+  redis.call('HSET', key, unpack(list))
+  return true
+end
+
