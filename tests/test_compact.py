@@ -99,9 +99,10 @@ def test_the_python_defaults_are_the_scripts_and_what_default_settings_send(emq_
     assert re.search(r"^local FORMAT = '(\w+)'$", source, re.M).group(1) == stored.FORMAT
     table = re.search(r"local DEFAULT = \{(.*?)\}\n", source, re.S).group(1)
     assert dict(re.findall(r"(\w+) = '([^']*)'", table)) == stored.DEFAULTS[stored.FORMAT]
-    # Formats 0 and 1 share one table, in the scripts as here; a format that changes a default needs its own.
-    assert "DEFAULTS = {['0'] = DEFAULT, [FORMAT] = DEFAULT}" in source
-    assert set(stored.DEFAULTS) == {"0", stored.FORMAT} and stored.DEFAULTS["0"] == stored.DEFAULTS[stored.FORMAT]
+    # Formats 0, 1 and 2 (packed) share one table, in the scripts as here; one that changes a default needs its own.
+    assert "DEFAULTS = {['0'] = DEFAULT, [FORMAT] = DEFAULT, ['2'] = DEFAULT}" in source
+    assert set(stored.DEFAULTS) == {"0", stored.FORMAT, "2"}
+    assert stored.DEFAULTS["0"] == stored.DEFAULTS[stored.FORMAT] == stored.DEFAULTS["2"]
     row = dict(zip(stored.MINT_FIELDS, map(str, stored.mint_row(jobs.pid.spec((), {}, ""))), strict=True))
     sent = {k: row[k] for k in ("args", "kwargs", "max_attempts", "max_stalled", "backoff", "timeout")}
     assert sent == {k: v for k, v in stored.DEFAULTS[stored.FORMAT].items() if k != "attempts"}

@@ -19,7 +19,7 @@ from django.test import Client, override_settings
 
 import emq
 from emq.checks import check_encryption
-from emq.core import config, encrypted, sealed
+from emq.core import config, encrypted, sealed, stored
 from emq.core.connection import get_client
 from emq.core.engine import Queue
 from emq.core.logical import LogicalQueue
@@ -80,9 +80,9 @@ def emq_prefix() -> str:
 
 
 def raw(queue: str, job_id: str) -> dict[str, str]:
-    """What anyone who reads the server sees of a job: its hash as stored."""
+    """What anyone who reads the server sees of a job: its fields as stored (a hash, or a packed record)."""
     q = Queue(queue)
-    return get_client().hgetall(q.keys.job(job_id))
+    return stored.read_all_raw(get_client(), [q.keys.job(job_id)])[0]
 
 
 def no_plaintext(h: dict[str, str], *secrets: str) -> None:
