@@ -22,6 +22,8 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+from emq.core import stored
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -110,10 +112,7 @@ def check(per_group: dict, queues) -> float:
     span = [2**63, 0]  # server ms: first claim, last finish
     for refs in per_group.values():
         q = queues[int(refs[0].id.rsplit("~", 1)[1])] if len(queues) > 1 else queues[0]
-        pipe = q.client.pipeline(transaction=False)
-        for r in refs:
-            pipe.hmget(q.keys.job(r.id), "state", "attempts", "claimed", "finished")
-        rows = pipe.execute()
+        rows = stored.read_raw(q.client, [q.keys.job(r.id) for r in refs], ("state", "attempts", "claimed", "finished"))
         outcome.update((s, a) for s, a, _, _ in rows)
         claimed = [int(x) for _, _, x, _ in rows]
         span[0] = min(span[0], *claimed)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from emq.core import stored
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -167,10 +169,8 @@ def results(ctx: Ctx, queue: str, ids: list[str]) -> list[Any]:
 
     out: list[Any] = []
     for i in range(0, len(ids), 2000):
-        pipe = ctx.client.pipeline(transaction=False)
-        for jid in ids[i : i + 2000]:
-            pipe.hget(ctx.keys(queue).job(jid), "result")
-        out.extend(json.loads(r) if r is not None else None for r in pipe.execute())
+        rows = stored.read_raw(ctx.client, [ctx.keys(queue).job(jid) for jid in ids[i : i + 2000]], ("result",))
+        out.extend(json.loads(r) if r is not None else None for (r,) in rows)
     return out
 
 

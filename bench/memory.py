@@ -7,6 +7,7 @@ import time
 
 from bench import jobs, record
 from bench.harness import Ctx, Progress
+from emq.core import stored
 
 FILL = 10_000  # jobs per enqueue_many: each one pipelines 10 mint chunks of 1,000
 RECORDS = 200_000  # records written alone, as a hash and as one packed value
@@ -35,7 +36,7 @@ def memory(ctx: Ctx) -> None:
     after = ctx.client.info("memory")["used_memory"]
     bar.close(f"{(after - before) / n:,.0f} bytes/job")
     first = next(iter(ctx.client.lrange(ctx.keys(queue).lane("_"), 0, 0)), None)
-    fields = ctx.client.hgetall(ctx.keys(queue).job(first)) if first else {}
+    fields = stored.read_all_raw(ctx.client, [ctx.keys(queue).job(first)])[0] if first else {}
     deleted = _delete_queue(ctx, queue)
     ctx.results["memory"] = {"queued": n, "bytes_per_queued_job": (after - before) / n, "used_before": before,
                              "used_after": after, "fill_per_s": n / fill_s, "deleted_keys": deleted}

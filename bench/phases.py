@@ -30,6 +30,7 @@ from bench.harness import (
     wait_completed,
 )
 from bench.memory import memory
+from emq.core import stored
 
 
 def _queue(name: str) -> str:
@@ -98,7 +99,7 @@ def _bulk_beside_limit(ctx: Ctx, n: int) -> dict:
     """
     fn = jobs.noop.using(queue=_queue("enqbulk"))
     first = fn.enqueue_many([((), {})])[0]  # the plan and the script's load, outside the count
-    fields = ctx.client.hgetall(ctx.keys(fn.queue).job(first.id))  # a job's hash as the bulk mint writes it
+    fields = stored.read_all_raw(ctx.client, [ctx.keys(fn.queue).job(first.id)])[0]  # a job as the bulk mint writes it
     k = n // BULK_BLOCKS
     calls = [((), {})] * k
     pipe = {"calls": 0, "wall_s": 0.0, "server_cpu_s": 0.0, "script_usec": 0}
@@ -210,7 +211,7 @@ def cost(ctx: Ctx) -> None:
     queue = _queue("cost")
     fn = jobs.noop.using(queue=queue)
     first = fn.enqueue()  # registers the queue (one SADD) outside the count
-    fields = ctx.client.hgetall(ctx.keys(queue).job(first.id))
+    fields = stored.read_all_raw(ctx.client, [ctx.keys(queue).job(first.id)])[0]
     reset_stats(ctx)
     trips = RoundTrips()
     for _ in range(n):
@@ -347,11 +348,9 @@ def _steps(ctx: Ctx, queue: str, ids: list[str], t0s: list[float], ms: list[floa
     this process's clock) ``enqueue_call`` is the producer's whole call to the microsecond.
     """
     slow = sorted(range(len(ids)), key=lambda i: -ms[i])[: max(2, len(ids) // 100)]
-    pipe = ctx.client.pipeline(transaction=False)
-    for i in slow:
-        pipe.hmget(ctx.keys(queue).job(ids[i]), "created", "claimed")
+    rows = stored.read_raw(ctx.client, [ctx.keys(queue).job(ids[i]) for i in slow], ("created", "claimed"))
     steps = []
-    for i, (created, claimed) in zip(slow, pipe.execute(), strict=True):
+    for i, (created, claimed) in zip(slow, rows, strict=True):
         t0 = t0s[i] * 1000
         steps.append({
             "total": round(ms[i], 2), "t0_to_mint": round(int(created) - t0, 1),
