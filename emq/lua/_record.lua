@@ -28,9 +28,9 @@ end
 -- Read the records of ids[1..n] ahead, in one MGET, when this release writes packed ones (a hash answers
 -- false to MGET: it is read as before).
 local function rec_prefetch(ids, n)
-  if RECORD_FORMAT ~= '2' or n < 2 then return end
+  if RECORD_FORMAT ~= '2' or n < 1 then return end
   local keys = {}
-  for i = 1, n do keys[i] = ns .. 'job:' .. ids[i] end
+  for i = 1, n do keys[i] = job_key(ids[i]) end
   local got = redis.call('MGET', unpack(keys))
   for i = 1, n do
     if packed(got[i]) then FETCHED[keys[i]] = got[i] end
