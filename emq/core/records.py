@@ -92,6 +92,8 @@ class Claimed:
         for f in zip(*[fields] * 7, strict=False):
             jid, token, name, args, kwargs, group, rest = f
             try:
+                if name[:1] == stored.SEP:  # a packed record's rest and lease (bclaim.lua's lease_packed)
+                    jid, token, name, args, kwargs, group, rest = f = stored.claimed_row(jid, token, name, group, rest)
                 lease, tries, backoff, due, limits, spared, meta = rest.split("|", 6)
                 if lease != of[0] or tries != of[1] or backoff != of[2] or limits != of[3]:
                     # The job's own fields too, as placeholders: setting them in a copy grows nothing (performance.md).
@@ -120,9 +122,7 @@ class Claimed:
 
 def _off_path(cls: type[Claimed], f: tuple, now: int) -> Claimed | None:
     """A claimed job the plain path did not decode (packed, durable, encrypted, or with a bad field: its fault)."""
-    jid, token, name, _, kwargs, group, lease = f
-    if isinstance(name, str) and name.startswith(stored.SEP):  # a packed record's rest (bclaim.lua's lease_packed)
-        return cls.from_reply([now, *stored.claimed_row(jid, token, name, group, lease)])[0]
+    jid, token, name, _, kwargs, group, _ = f
     if isinstance(token, list):  # a durable job's token with its journal (bclaim.lua): {token, field, value, ...}
         (job,) = cls.from_reply([now, jid, token[0], *f[2:]])  # decoded as any job (this path included)
         job.__dict__["journal"] = journal.entries(token[1:])  # frozen: set as from_reply sets every field

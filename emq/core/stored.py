@@ -24,8 +24,9 @@ Formats: "0" (v0.2.0) and "1" (the release after it: format 0 and its ``v``, not
 worker still running in a deploy reads it) share one table. The scripts keep the same tables
 (``FORMAT``, ``DEFAULT``, and ``DEFAULTS`` made by ``defaults_of`` in ``_defaults.lua``; a test compares
 them). The ``v`` costs a queued job under a byte (its hash stays in its allocation size) and a claim
-or a mint a little server time (docs/reference/performance.md); an encoding with a header would make
-it free.
+or a mint a little server time (docs/reference/performance.md). Format "2" (this release reads it and
+writes it only under EMQ_RECORD_FORMAT = "2", rule 2) has the same table and another encoding: one
+packed string, not a hash (``packed``; emq/lua/_packed.lua writes it), whose head carries its ``v``.
 
 A default is a constant, not a setting: under EMQ_MAX_ATTEMPTS = 5 each job stores its 5, and runs
 with what it was minted with whatever the settings say when it runs.
@@ -116,14 +117,17 @@ def packed(raw: Any) -> dict[str, str] | None:
     return out
 
 
-def claimed_row(job_id: str, token: str, rest: str, group: str, lease: str) -> list[Any]:
+def claimed_row(job_id: str, token: str, rest: str, group: str, lease: str) -> tuple:
     """A bclaim reply's seven items for a packed record the claim leased by its head (bclaim.lua's
-    lease_packed: its rest, its lease), as the claim sends them for a hash: what Claimed.from_reply decodes."""
-    items = rest.split(SEP)[1:]
-    h = filled({VERSION: "2", **dict(zip(items[::2], items[1::2], strict=False))})
-    joined = "|".join([lease, str(h["max_attempts"]), str(h["backoff"]), str(h[DUE]), str(h["timeout"]),
-                       h.get("spared") or "", h.get("meta") or ""])
-    return [job_id, token, h.get("fn"), h["args"], h["kwargs"], group, joined]
+    lease_packed: its rest, its lease), as the claim sends them for a hash: what Claimed.from_reply decodes.
+    On the worker's hot path: one split, one dict, the defaults of format "2" inline."""
+    items = rest.split(SEP)
+    h = dict(zip(items[1::2], items[2::2], strict=False))
+    d = DEFAULTS["2"]
+    g = h.get
+    joined = (f"{lease}|{g('max_attempts') or d['max_attempts']}|{g('backoff') or d['backoff']}|"
+              f"{g(DUE) or g(CREATED)}|{g('timeout') or d['timeout']}|{g('spared') or ''}|{g('meta') or ''}")
+    return job_id, token, g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], group, joined
 
 
 def ask(pipe: Any, key: str, fields: Sequence[str]) -> None:
