@@ -35,9 +35,11 @@ def test_a_job_is_one_packed_value_and_reads_back_as_a_hash_did(emq_env, client)
 
 
 @PACKED
-def test_a_batch_is_claimed_and_finished_by_its_records_heads_in_one_mget_and_one_mset(emq_env, client):
+def test_a_batch_is_claimed_and_finished_by_its_records_heads_in_one_mget_and_one_mset(emq_env, client, request):
     """The trick the speed rests on: 50 packed jobs claimed and completed without one hash command, a claim
-    and a finish each one MGET and one MSET; their fields arrive as a hash's would."""
+    and a finish each one MGET and one MSET; their fields arrive as a hash's would. The commands are counted
+    on this process's own embedded server (a shared one counts the other test processes' too)."""
+    private = request.node.callspec.params.get("server_url", "embedded") == "embedded"
     refs = jobs.add.enqueue_many([((i, i), {}) for i in range(50)])
     q = Queue("default")
     names = ("hgetall", "hset", "hmget", "mget", "mset", "set")  # not GET: a claim reads the Pump's next tick
@@ -47,8 +49,9 @@ def test_a_batch_is_claimed_and_finished_by_its_records_heads_in_one_mget_and_on
         (r.id, [i, i], "tests.jobs.add", 3, 1) for i, r in enumerate(refs))
     q.finish([Outcome(c.id, c.token, "completed", str(c.args[0] * 2)) for c in claimed])
     after = calls(client, names)
-    assert {n: after[n] - before[n] for n in names} == {"hgetall": 0, "hset": 0, "hmget": 0, "mget": 2, "mset": 2,
-                                                        "set": 0}
+    if private:
+        assert {n: after[n] - before[n] for n in names} == {"hgetall": 0, "hset": 0, "hmget": 0, "mget": 2,
+                                                            "mset": 2, "set": 0}
     assert [j.result for j in (emq.get_job(r.id) for r in refs)] == [i * 2 for i in range(50)]
     assert {client.type(q.keys.job(r.id)) for r in refs} == {"string"}
 
