@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import threading
 import time
 
@@ -86,7 +87,9 @@ def raw(queue: str, job_id: str) -> dict[str, str]:
 
 
 def no_plaintext(h: dict[str, str], *secrets: str) -> None:
-    text = json.dumps(h)
+    """None of secrets is readable in a stored job outside its sealed values: a short secret ("ada") may turn
+    up by chance inside a ciphertext's base64, which is not a leak (it failed a CI run once)."""
+    text = re.sub(re.escape(sealed.MARK) + r"[A-Za-z0-9_\-=]+", "", json.dumps(h))
     for secret in secrets:
         assert secret not in text, f"{secret!r} is readable in the stored job: {h}"
 
