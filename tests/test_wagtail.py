@@ -161,9 +161,6 @@ def settled(ids: list[str], worker_log: Path) -> list:
         time.sleep(0.05)
 
 
-# In the serial pass: under a loaded 3-process suite the emq site's index has held the page's text from before
-# "republish" (3 runs of about 20; never alone in 14). A race to find, not a bound: see the issue 33 note.
-@pytest.mark.timing
 def test_wagtail_admin_on_emq_matches_the_immediate_backend(tmp_path, embedded_url):
     with isolated(url=embedded_url) as prefix:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "EMQ_URL": embedded_url, "EMQ_PREFIX": prefix,
