@@ -114,11 +114,11 @@ local function rec_try_fields(key, ...)
   return read_fields(key, true, ...)
 end
 
--- Change packed record s at key: edit(h) changes its fields (a table name -> value, nil: absent) and
--- returns the command's answer; nil when the change made it a hash (a value with SEP: the caller runs
--- the hash command then).
-local function rewrite(key, s, edit)
-  local list, h = rec_unpack(s), {}
+-- Change a packed record, its fields read as list: edit(h) changes them (a table name -> value, nil: absent)
+-- and returns the command's answer; nil when the change made it a hash (a value with SEP: the caller runs
+-- the hash command then). A record the call read ahead or wrote waits for rec_flush's MSET.
+local function repack(key, list, edit)
+  local h = {}
   for i = 1, #list, 2 do h[list[i]] = list[i + 1] end
   local answer = edit(h)
   local flat, n = {}, 0
@@ -130,6 +130,18 @@ local function rewrite(key, s, edit)
   end
   if PENDING[key] or FETCHED[key] then rec_put(key, out) else redis.call('SET', key, out) end
   return answer
+end
+
+-- HSET's change (name, value, ...) as an edit of a packed record's fields; it answers HSET's count.
+local function setting(args)
+  return function(h)
+    local added = 0
+    for i = 1, #args, 2 do
+      if h[args[i]] == nil then added = added + 1 end
+      h[args[i]] = tostring(args[i + 1])
+    end
+    return added
+  end
 end
 
 -- The packed record at key, or nil (a hash, nothing, or something foreign).
@@ -149,7 +161,7 @@ local function write(key, edit, command, ...)
     s = packed_at(key)
     if not s then error(r) end
   end
-  local answer = rewrite(key, s, edit)
+  local answer = repack(key, rec_unpack(s), edit)
   if answer ~= nil then return answer end
   return redis.call(command, key, ...)
 end
@@ -157,35 +169,13 @@ end
 -- Set fields (name, value, ...) of a record read whole as list (rec_try_all; was_packed, its second answer):
 -- a packed one is packed again from list, no second read, and written with the call's others (rec_flush).
 local function rec_update(key, list, was_packed, ...)
-  if not was_packed then return redis.call('HSET', key, ...) end
-  local changes, set = {...}, {}
-  for i = 1, #changes, 2 do set[changes[i]] = tostring(changes[i + 1]) end
-  local t, n = {}, 0
-  for i = 1, #list, 2 do
-    local name, value = list[i], set[list[i]]
-    if value then set[name] = nil else value = list[i + 1] end
-    t[n + 1], t[n + 2], n = name, value, n + 2
-  end
-  for name, value in pairs(set) do t[n + 1], t[n + 2], n = name, value, n + 2 end
-  local s = rec_pack(t)
-  if not s then
-    unpack_to_hash(key)
-    return redis.call('HSET', key, ...)
-  end
-  rec_put(key, s)
+  if was_packed and repack(key, list, setting({...})) ~= nil then return end
+  return redis.call('HSET', key, ...)
 end
 
 -- Set fields: name, value, name, value, ....
 local function rec_set(key, ...)
-  local args = {...}
-  return write(key, function(h)
-    local added = 0
-    for i = 1, #args, 2 do
-      if h[args[i]] == nil then added = added + 1 end
-      h[args[i]] = tostring(args[i + 1])
-    end
-    return added
-  end, 'HSET', ...)
+  return write(key, setting({...}), 'HSET', ...)
 end
 
 -- Write new packed records (key, value, key, value, ...): one MSET a thousand.
