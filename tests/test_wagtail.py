@@ -34,11 +34,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 DRIVER = Path(__file__).with_name("wagtail_driver.py")
 STEPS = ["upload", "publish", "republish", "delete"]
 TASK_DEADLINE = 60.0  # seconds the worker gets to finish one step's tasks
-# The one failed attempt allowed: modelsearch's SQLite index reads, then inserts, outside a transaction
-# (``add_items``), so two threads indexing one page at once (Wagtail enqueues it on each of a publish's
-# saves) collide on the unique entry, and the retry indexes it. Any other error fails the test: a
-# DoesNotExist or an old title is a task run before the commit, "database is locked" is SQLite unguarded.
-RACE = "IntegrityError: UNIQUE constraint failed: wagtailsearch_indexentry.content_type_id"
+# The worker runs one task at a time, as docs/guides/django-tasks.md ("Wagtail") says to: a publish
+# enqueues a page's index task on each of its saves, the first while the page still holds its old
+# content, and two threads running both at once can collide on the index's unique entry or, rarer,
+# write the old content last (the index stale after "republish"; 4 runs of 22 with 10 threads).
+WORKER = ["manage.py", "emq_worker", "--concurrency", "1"]
 
 HOME_MODELS = '''
 from django.db import models
@@ -168,7 +168,7 @@ def test_wagtail_admin_on_emq_matches_the_immediate_backend(tmp_path, embedded_u
         env.pop("DJANGO_SETTINGS_MODULE", None)
         folder = make_site(tmp_path / "site", env)
         worker_log = folder / "worker.log"
-        worker = start([sys.executable, "manage.py", "emq_worker"], folder, "emq_site", env, worker_log,
+        worker = start([sys.executable, *WORKER], folder, "emq_site", env, worker_log,
                        stdout=subprocess.DEVNULL)
         sites: list[Site] = []
         try:
@@ -190,16 +190,16 @@ def test_wagtail_admin_on_emq_matches_the_immediate_backend(tmp_path, embedded_u
 
 
 def same_tasks_all_completed(step: str, on_emq: dict, on_immediate: dict, worker_log: Path) -> None:
-    """The step enqueued the same tasks on both sites; on emq each completed, and none failed an
-    attempt but for RACE; on ImmediateBackend each was SUCCESSFUL."""
+    """The step enqueued the same tasks on both sites; on emq each completed at its first attempt
+    (a DoesNotExist or an old title is a task run before the commit, "database is locked" is SQLite
+    unguarded); on ImmediateBackend each was SUCCESSFUL."""
     names = Counter(name for name, _ in on_emq["enqueued"])
     assert names, f"{step} enqueued no task: the comparison would prove nothing"
     assert names == Counter(name for name, _ in on_immediate["finished"]), step
     assert {status for _, status in on_immediate["finished"]} == {"SUCCESSFUL"}, (step, on_immediate["finished"])
     ran = settled([job_id for _, job_id in on_emq["enqueued"]], worker_log)
     assert [(j.name, j.state, j.error) for j in ran if j.state != "completed"] == [], step
-    errors = [e.get("error", "") for j in ran for e in j.errors]
-    assert all(RACE in e for e in errors), (step, errors)
+    assert [(j.name, j.errors) for j in ran if j.errors] == [], step
 
 
 def each(sites: list[Site], step: str) -> list[dict]:
