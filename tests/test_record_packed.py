@@ -95,10 +95,12 @@ def test_a_value_holding_the_separator_keeps_its_job_a_hash(emq_env, client):
 
 
 @PACKED
-def test_a_string_emq_did_not_write_is_still_quarantined(emq_env, client):
+@pytest.mark.parametrize("foreign", ["not a job", stored.PACKED + "ready\x1f1\x1f"])
+def test_a_string_emq_did_not_write_is_still_quarantined(emq_env, client, foreign):
+    """Also one that starts as a packed record does but lacks a head's eight values (_packed.lua's HEAD_SHAPE)."""
     ref = jobs.add.enqueue(1, 2)
     key = Queue("default").keys.job(ref.id)
-    client.set(key, "not a job")
+    client.set(key, foreign)
     run_until_empty()
     job = emq.get_job(ref.id)
     assert job.state == "dead" and "held a string" in job.error

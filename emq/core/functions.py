@@ -47,11 +47,12 @@ ALLOW_OOM = "#!lua flags=allow-oom\n"  # a script's first line that lets it run 
 RESET = {"ns": "keys[1]", "events": "{}", "counters_mode": "nil", "ready_pending": "0", "RHOLD": "nil",
          "started_at": "nil", "told": "{}", "telling": "false", "RATES": "{}", "HOLDS": "nil", "HOLDAT": "{}",
          "PRIO": "{}", "WAKE_TOKEN": "nil", "reopen_list": "{}", "reopening": "false", "QUOTA": "nil",
-         "PENDING": "{}", "pending_n": "0", "FETCHED": "{}"}
+         "PENDING": "{}", "pending_n": "0", "FETCHED": "{}",
+         "NUM_TEXT": "{}"}
 CONSTANTS = frozenset({"EVENTS_MAX", "EVENT_CHUNK", "FORMAT", "DEFAULT", "DEFAULTS", "KNOWN", "SETTLED", "JOB_FIELDS",
                        "OPTIONAL", "PMARK", "flow_finished", "reopen", "CHORD_READ", "REVIVE_ADD", "ORPHAN_BATCH",
                        "ORPHAN_EVERY", "CLASS_LEN", "MAX_CLASSES", "OTHER", "KEEL", "KEEL_MIN", "SEP", "PACKED",
-                       "HEAD", "HEAD_AT", "HEAD_MATCH"})
+                       "HEAD", "HEAD_AT", "HEAD_MATCH", "HEAD_SHAPE"})
 # A top-level local that is not a function: "local a, b = ..." or "local a" in column 0.
 TOP_LOCAL = re.compile(r"^local (?!function )([\w, ]+?)\s*(?:=|$)", re.M)
 

@@ -5,6 +5,7 @@
   31), which no JSON text holds unescaped; a value that holds it is never packed. A claim and a finish read
   and rewrite only the head (one string.match, one concatenation) and hand the rest on whole.
 ]]
+--- @include "_clock"
 local SEP = '\031'
 local PACKED = '\031v\0312\031'  -- how a packed record starts: the pair v = 2, unnamed
 local HEAD = {'state', 'attempts', 'claimed', 'lease_until', 'finished', 'worker', 'lease', 'group'}
@@ -12,6 +13,10 @@ local HEAD_AT = {state = 1, attempts = 2, claimed = 3, lease_until = 4, finished
 -- The head's eight values, then where the rest starts (at its SEP, or past the end when there is none).
 local HEAD_MATCH = '^\031v\0312\031([^\031]*)\031([^\031]*)\031([^\031]*)\031([^\031]*)\031([^\031]*)' ..
   '\031([^\031]*)\031([^\031]*)\031([^\031]*)()'
+
+-- HEAD_MATCH without its captures: whether a string is a packed record, with no string made for its values.
+local HEAD_SHAPE = '^\031v\0312\031[^\031]*\031[^\031]*\031[^\031]*\031[^\031]*\031[^\031]*\031[^\031]*' ..
+  '\031[^\031]*\031[^\031]*'
 
 -- The head of packed record s: state, attempts, claimed, lease_until, finished, worker, lease, group (""
 -- for absent), and where the rest begins.
@@ -65,7 +70,7 @@ end
 
 -- Whether a string is a packed record (not a string something other than emq wrote at a job's key).
 local function packed(s)
-  return type(s) == 'string' and string.sub(s, 1, 5) == PACKED and rec_head(s) ~= nil
+  return type(s) == 'string' and string.find(s, HEAD_SHAPE) ~= nil
 end
 
 -- A new job's packed record from its head's state, lease and group and its rest (rec_rest's, joined).
@@ -97,8 +102,8 @@ local function rec_claim(s, group, worker, now)
   if not ms or ms ~= math.floor(ms) or ms < 1 or (attempts ~= '' and not tonumber(attempts)) then return nil end
   local token = (tonumber(attempts) or 0) + 1
   local expiry = now + ms
-  return rec_rehead(s, at, 'active', token, now, expiry, finished, worker, lease, g), token, expiry, lease,
-    string.sub(s, at)
+  return rec_rehead(s, at, 'active', num_text(token), num_text(now), num_text(expiry), finished, worker, lease, g),
+    token, expiry, lease, string.sub(s, at)
 end
 
 -- An active packed record completed by its head alone (value: the result JSON, "null" left out); nil when the
@@ -110,5 +115,5 @@ local function rec_complete(s, token, value, now)
       or string.find(s, '\031unique\031', at, true) or string.find(s, '\031unknown\031', at, true)
       or string.find(s, '\031result\031', at, true) or string.find(value, SEP, 1, true) then return nil end
   local result = value ~= 'null' and '\031result\031' .. value or ''
-  return rec_rehead(s, at, 'completed', attempts, claimed, lease_until, now, worker, lease, group) .. result
+  return rec_rehead(s, at, 'completed', attempts, claimed, lease_until, num_text(now), worker, lease, group) .. result
 end
