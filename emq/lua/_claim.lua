@@ -5,7 +5,6 @@
 ]]
 --- @include "_bury"
 --- @include "_checks"
---- @include "_clock"
 --- @include "_counters"
 --- @include "_defaults"
 --- @include "_journal"
@@ -49,8 +48,8 @@ local function claim_whole(id, key, group, worker, now)
   -- The increment rides on the write below (one command a job less than HINCRBY): atomic all the same.
   local token = attempts and tonumber(attempts) + 1 or 1  -- a job never claimed stores no attempts (DEFAULT)
   local expiry = now + ms
-  rec_update(key, r, was_packed, 'state', 'active', 'attempts', num_text(token), 'claimed', num_text(now),
-    'lease_until', num_text(expiry), 'worker', worker)
+  rec_update(key, r, was_packed, 'state', 'active', 'attempts', token, 'claimed', now, 'lease_until', expiry,
+    'worker', worker)
   local d = f.v == FORMAT and DEFAULT or defaults_of(f.v)  -- a current job's defaults inline
   return token, expiry, f['@n'] and journal_after(token, r) or token,  -- a journal's mark: _journal.lua
     f.fn, f.args or d.args, f.kwargs or d.kwargs,

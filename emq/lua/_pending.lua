@@ -7,14 +7,25 @@
 -- Records this call packed and has yet to write (key -> value), written by rec_flush in one MSET; what the
 -- call reads of them is what it wrote. Every helper below sees them first.
 local PENDING, pending_n = {}, 0
--- Packed records this call read ahead in one MGET (rec_prefetch: key -> value); a write through these
--- helpers moves its record to PENDING.
+-- Packed records this call read ahead in one MGET (rec_prefetch: key -> value), each only seen to start as
+-- one does: rec_claim and rec_complete check the rest as they read its head, and the other helpers read it
+-- through fetched, which checks it whole first. A write through these helpers moves its record to PENDING.
 local FETCHED = {}
 
--- The packed record of key read ahead by rec_prefetch and not written since (nil: none): a claim's and a
--- finish's plain path read its head (rec_head) and write it back whole (rec_put).
+-- The record of key read ahead by rec_prefetch and not written since (nil: none), unchecked: a claim's and a
+-- finish's plain path read its head (rec_head, nil for no packed record) and write it back whole (rec_put).
 local function rec_fetched(key)
   return FETCHED[key]
+end
+
+-- The record of key read ahead, checked whole (packed); nil when none was, or when it only started as a
+-- packed record does (then dropped: the helpers read the key again and quarantine what they find).
+local function fetched(key)
+  local s = FETCHED[key]
+  if s and not packed(s) then
+    FETCHED[key], s = nil, nil
+  end
+  return s
 end
 
 -- Write a packed record now or at rec_flush (a claim's and a finish's batch: one MSET).
@@ -37,7 +48,7 @@ end
 -- A packed record (or a pending one) as a hash, for a write the packed form does not take (a value with SEP);
 -- true when key held one.
 local function unpack_to_hash(key)
-  local s = PENDING[key] or FETCHED[key] or redis.pcall('GET', key)
+  local s = PENDING[key] or fetched(key) or redis.pcall('GET', key)
   if not packed(s) then return false end
   if PENDING[key] then PENDING[key], pending_n = nil, pending_n - 1 end
   FETCHED[key] = nil

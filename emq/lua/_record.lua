@@ -32,15 +32,16 @@ local function rec_prefetch(ids, n)
   local keys = {}
   for i = 1, n do keys[i] = job_key(ids[i]) end
   local got = redis.call('MGET', unpack(keys))
-  for i = 1, n do
-    if packed(got[i]) then FETCHED[keys[i]] = got[i] end
+  for i = 1, n do  -- only the start checked here: the whole when read (rec_head, fetched), one scan a job, not two
+    local s = got[i]
+    if s and string.sub(s, 1, 5) == PACKED then FETCHED[keys[i]] = s end
   end
 end
 
 -- The whole record as a flat list, as HGETALL; {} for no record, {err = ...} for a key that holds no
 -- record (try) or a raise (not try).
 local function read_all(key, try)
-  local s = PENDING[key] or FETCHED[key]
+  local s = PENDING[key] or fetched(key)
   if s then return rec_unpack(s), true end
   if RECORD_FORMAT == '2' then  -- the format this release writes is tried first
     s = redis.pcall('GET', key)
@@ -146,7 +147,7 @@ end
 
 -- The packed record at key, or nil (a hash, nothing, or something foreign).
 local function packed_at(key)
-  local s = PENDING[key] or FETCHED[key] or redis.pcall('GET', key)
+  local s = PENDING[key] or fetched(key) or redis.pcall('GET', key)
   if packed(s) then return s end
   return nil
 end
@@ -154,7 +155,7 @@ end
 -- Run a hash command on key, or the same change as edit on its packed record. The format this release
 -- writes is tried first; the other when the key answers WRONGTYPE.
 local function write(key, edit, command, ...)
-  local s = PENDING[key] or FETCHED[key] or (RECORD_FORMAT == '2' and packed_at(key))
+  local s = PENDING[key] or fetched(key) or (RECORD_FORMAT == '2' and packed_at(key))
   if not s then
     local r = redis.pcall(command, key, ...)
     if type(r) ~= 'table' or not r.err then return r end

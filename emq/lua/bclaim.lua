@@ -120,7 +120,7 @@ end
 -- A job leased: its lease, its count under a cap, its rate's note (the record is written by the caller).
 local function taken_one(id, group, capped, token, expiry)
   if EVENTS_MAX > 0 then emit('active', id, token) end
-  leases[#leases + 1] = num_text(expiry)  -- _clock.lua: a batch's expiries are a few values
+  leases[#leases + 1] = expiry
   leases[#leases + 1] = id
   if capped then  -- only a lease under a cap is counted (_held.lua's active_add): held records those
     held[#held + 1] = id

@@ -69,7 +69,6 @@
 --- @include "_wake"
 local n, ttl, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
-local now_text = num_text(now)  -- _clock.lua: written a job, formatted once
 local out, freed = {}, {}
 local done, retried, dead, stale, requeued = {}, 0, 0, 0, 0
 local DEAD_REASON = {discarded = 'discarded', undecryptable = 'cannot decrypt'}  -- else 'failed'
@@ -200,7 +199,7 @@ local function complete_packed(id, key, s, token, value)
   if not record then return false end
   rec_put(key, record)
   freed[#freed + 1] = id
-  done[#done + 1] = now_text
+  done[#done + 1] = now
   done[#done + 1] = id
   out[#out + 1] = 'completed'
   emit('completed', id)
@@ -237,11 +236,11 @@ for _ = 1, n do
     freed[#freed + 1] = id
     -- A null result (a job that returns None: most) is left out; every reader takes it as null.
     if value == 'null' then
-      rec_set(key, 'state', 'completed', 'finished', now_text)
+      rec_set(key, 'state', 'completed', 'finished', now)
     else
-      rec_set(key, 'state', 'completed', 'result', value, 'finished', now_text)
+      rec_set(key, 'state', 'completed', 'result', value, 'finished', now)
     end
-    done[#done + 1] = now_text
+    done[#done + 1] = now
     done[#done + 1] = id
     out[#out + 1] = 'completed'
     emit('completed', id)
