@@ -91,16 +91,34 @@ local function rec_clean(value)
   return not string.find(value, SEP, 1, true)
 end
 
+-- A call's leases in ms by their text, each read and checked once (a batch's jobs share one or two; a tonumber is
+-- a strtod). Reset each call (functions.RESET).
+local LEASE_MS = {}
+local function lease_ms(lease)
+  local ms = LEASE_MS[lease]
+  if ms == nil then
+    ms = tonumber(lease)
+    if not ms or ms ~= math.floor(ms) or ms < 1 then ms = false end
+    LEASE_MS[lease] = ms
+  end
+  return ms
+end
+
 -- A ready packed record leased by its head alone: the record leased, its token, expiry, lease and rest
 -- (the worker decodes the rest: stored.py); nil when the claim needs the whole record (not ready in group, a
--- journal to bring, a unique key freed at start, a head a claim cannot use).
+-- journal to bring, a unique key freed at start, a head a claim cannot use). The caller has seen that worker
+-- holds no SEP (once a call).
 local function rec_claim(s, group, worker, now)
   local state, attempts, _, _, finished, _, lease, g, at = rec_head(s)
-  if state ~= 'ready' or g ~= group or string.find(worker, SEP, 1, true) or string.find(s, '\031@n\031', at, true)
+  if state ~= 'ready' or g ~= group or string.find(s, '\031@n\031', at, true)
       or string.find(s, '\031unique\031s', at, true) then return nil end
-  local ms = tonumber(lease)
-  if not ms or ms ~= math.floor(ms) or ms < 1 or (attempts ~= '' and not tonumber(attempts)) then return nil end
-  local token = (tonumber(attempts) or 0) + 1
+  local ms, token = lease_ms(lease), 1  -- a job never claimed stores no attempts: its token is 1, no tonumber
+  if not ms then return nil end
+  if attempts ~= '' then
+    token = tonumber(attempts)
+    if not token then return nil end
+    token = token + 1
+  end
   local expiry = now + ms
   return rec_rehead(s, at, 'active', num_text(token), num_text(now), num_text(expiry), finished, worker, lease, g),
     token, expiry, lease, string.sub(s, at)

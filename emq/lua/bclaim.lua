@@ -57,6 +57,7 @@ local dropped, drained = {}, {}  -- groups that left the ring this call; of them
 local spare = {}  -- group -> the id popped ahead of its turn (pop)
 local solos, gone = nil, {}  -- whether the queue has solos (read with the flags below); the groups whose solo this call took
 local first_expiry = math.huge
+local packs = not string.find(worker, SEP, 1, true)  -- a worker id with SEP could not go in a packed head
 -- The ring's head a batch long: the first turn's chunk, and its length when shorter than asked (no LLEN).
 -- A claim of none reads nothing (LRANGE 0 -1 would be the whole ring).
 if want < 1 then return out end
@@ -151,7 +152,7 @@ local function lease_one(id, group, capped)
   if id == PMARK then id = prio_pop(group, id) end
   if not id then return end
   local key = job_key(id)
-  local s = rec_fetched(key)
+  local s = packs and rec_fetched(key)
   if s and lease_packed(id, key, s, group, capped) then return end
   local token, expiry, first, fn, args, kwargs, joined = claim_whole(id, key, group, worker, now)  -- _claim.lua
   if not token then return end

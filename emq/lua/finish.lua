@@ -186,10 +186,14 @@ local function settle_failure(key, id, f, outcome, value, retry_ms)
 end
 
 if RECORD_FORMAT == '2' then  -- the batch's packed records in one MGET (_record.lua's rec_prefetch)
+  -- An item's form told by its outcome's name, not by a tonumber of its token (a strtod; the loop below does
+  -- one): only a read ahead, which a malformed item could only make read one record too many.
+  local long = {failed = 1, dead = 1, discarded = 1, spared = 1, ratelimited = 1, unknown = 1, suspended = 1,
+    corrupt = 1, undecryptable = 1, completed = 1}
   local ids, at = {}, 3
   for i = 1, n do
     ids[i] = ARGV[at + 1]
-    at = at + (tonumber(ARGV[at + 2]) and 2 or 5)
+    at = at + (long[ARGV[at + 2]] and 5 or 2)
   end
   rec_prefetch(ids, n)
 end
