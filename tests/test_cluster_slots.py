@@ -31,7 +31,7 @@ RECORD_KEYS = {"rec_get": 1, "rec_has": 1, "rec_try_get": 1, "rec_fields": 1, "r
                "rec_try_fields": 1, "rec_set": 1, "rec_set_new": 1, "rec_add": 1, "rec_unset": 1, "rec_exists": 1,
                "rec_foreign": 1, "rec_count": None, "rec_delete": 1, "rec_create": 1, "rec_put": 1, "rec_update": 1,
                "rec_fetched": 1}
-RECORD_NO_KEYS = {"rec_head", "rec_rehead", "rec_pack", "rec_unpack", "rec_flush", "rec_prefetch", "rec_fresh",
+RECORD_NO_KEYS = {"rec_head", "rec_pack", "rec_unpack", "rec_flush", "rec_prefetch", "rec_fresh",
                   "rec_rest", "rec_clean", "rec_write_all", "rec_claim", "rec_complete"}  # values, or ids
 
 

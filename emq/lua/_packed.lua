@@ -24,12 +24,6 @@ local function rec_head(s)
   return string.match(s, HEAD_MATCH)
 end
 
--- Packed record s with a new head, its rest as it was (at: rec_head's last answer).
-local function rec_rehead(s, at, state, attempts, claimed, lease_until, finished, worker, lease, group)
-  return PACKED .. state .. SEP .. attempts .. SEP .. claimed .. SEP .. lease_until .. SEP .. finished .. SEP ..
-    worker .. SEP .. lease .. SEP .. group .. string.sub(s, at)
-end
-
 -- A packed record's fields as a flat list, name then value, as HGETALL answers a hash's (v = 2 first).
 local function rec_unpack(s)
   local h = {rec_head(s)}
@@ -120,8 +114,11 @@ local function rec_claim(s, group, worker, now)
     token = token + 1
   end
   local expiry = now + ms
-  return rec_rehead(s, at, 'active', num_text(token), num_text(now), num_text(expiry), finished, worker, lease, g),
-    token, expiry, lease, string.sub(s, at)
+  local rest = string.sub(s, at)
+  -- One concatenation, num_text's memo read here first: no Lua call a job for either.
+  return PACKED .. 'active' .. SEP .. (NUM_TEXT[token] or num_text(token)) .. SEP .. (NUM_TEXT[now] or num_text(now))
+    .. SEP .. (NUM_TEXT[expiry] or num_text(expiry)) .. SEP .. finished .. SEP .. worker .. SEP .. lease .. SEP .. g
+    .. rest, token, expiry, lease, rest
 end
 
 -- An active packed record completed by its head alone (value: the result JSON, "null" left out); nil when the
@@ -133,5 +130,6 @@ local function rec_complete(s, token, value, now)
       or string.find(s, '\031unique\031', at, true) or string.find(s, '\031unknown\031', at, true)
       or string.find(s, '\031result\031', at, true) or string.find(value, SEP, 1, true) then return nil end
   local result = value ~= 'null' and '\031result\031' .. value or ''
-  return rec_rehead(s, at, 'completed', attempts, claimed, lease_until, num_text(now), worker, lease, group) .. result
+  return PACKED .. 'completed' .. SEP .. attempts .. SEP .. claimed .. SEP .. lease_until .. SEP ..
+    (NUM_TEXT[now] or num_text(now)) .. SEP .. worker .. SEP .. lease .. SEP .. group .. string.sub(s, at) .. result
 end

@@ -206,7 +206,7 @@ local function complete_packed(id, key, s, token, value)
   done[#done + 1] = now
   done[#done + 1] = id
   out[#out + 1] = 'completed'
-  emit('completed', id)
+  if EVENTS_MAX > 0 then emit('completed', id) end  -- the test inline: a Lua call a job saved
   return true
 end
 
