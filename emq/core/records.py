@@ -81,9 +81,8 @@ class Claimed:
 
     @classmethod
     def from_reply(cls, reply: list) -> list[Claimed]:
-        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form ones joined by "|"
-        (lease, max_attempts, backoff, due, timeout, spared — "" for none, the usual — and meta)},
-        decoded here (``frozen.built``'s work inline); fields alike jobs share, once a run of them (``of``)."""
+        """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form ones joined by "|" (lease,
+        max_attempts, backoff, due, timeout, spared — "" for none — and meta)}; alike runs share theirs (``of``)."""
         jobs: list[Claimed] = []
         if not reply:
             return jobs
@@ -92,9 +91,9 @@ class Claimed:
         for f in zip(*[fields] * 7, strict=False):
             jid, token, name, args, kwargs, group, rest = f
             try:
-                if name[:1] == stored.SEP:  # a packed record's rest and lease (bclaim.lua's lease_packed)
+                if name[:1] == stored.SEP:  # a packed record: its rest, its lease (bclaim.lua), fields as a tuple
                     jid, token, name, args, kwargs, group, rest = f = stored.claimed_row(jid, token, name, group, rest)
-                lease, tries, backoff, due, limits, spared, meta = rest.split("|", 6)
+                lease, tries, backoff, due, limits, spared, meta = rest if type(rest) is tuple else rest.split("|", 6)
                 if lease != of[0] or tries != of[1] or backoff != of[2] or limits != of[3]:
                     # The job's own fields too, as placeholders: setting them in a copy grows nothing (performance.md).
                     run = {"id": "", "token": 0, "name": "", "args": None, "kwargs": None, "lease_ms": int(lease),
@@ -122,6 +121,7 @@ class Claimed:
 
 def _off_path(cls: type[Claimed], f: tuple, now: int) -> Claimed | None:
     """A claimed job the plain path did not decode (packed, durable, encrypted, or with a bad field: its fault)."""
+    f = (*f[:6], "|".join(f[6])) if type(f[6]) is tuple else f  # a packed row's fields joined, as a hash's come
     jid, token, name, _, kwargs, group, _ = f
     if isinstance(token, list):  # a durable job's token with its journal (bclaim.lua): {token, field, value, ...}
         (job,) = cls.from_reply([now, jid, token[0], *f[2:]])  # decoded as any job (this path included)

@@ -119,15 +119,16 @@ def packed(raw: Any) -> dict[str, str] | None:
 
 def claimed_row(job_id: str, token: str, rest: str, group: str, lease: str) -> tuple:
     """A bclaim reply's seven items for a packed record the claim leased by its head (bclaim.lua's
-    lease_packed: its rest, its lease), as the claim sends them for a hash: what Claimed.from_reply decodes.
-    On the worker's hot path: one split, one dict, the defaults of format "2" inline."""
+    lease_packed: its rest, its lease), as Claimed.from_reply decodes a hash's, but for the seventh: the
+    fixed-form fields (lease, max_attempts, backoff, due, timeout, spared, meta) as a tuple, not joined by
+    "|" to be split again. On the worker's hot path: one split, one dict, the defaults of format "2" inline."""
     items = rest.split(SEP)
     h = dict(zip(items[1::2], items[2::2], strict=False))
     d = DEFAULTS["2"]
     g = h.get
-    joined = (f"{lease}|{g('max_attempts') or d['max_attempts']}|{g('backoff') or d['backoff']}|"
-              f"{g(DUE) or g(CREATED)}|{g('timeout') or d['timeout']}|{g('spared') or ''}|{g('meta') or ''}")
-    return job_id, token, g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], group, joined
+    fixed = (lease, g("max_attempts") or d["max_attempts"], g("backoff") or d["backoff"], g(DUE) or g(CREATED),
+             g("timeout") or d["timeout"], g("spared") or "", g("meta") or "")
+    return job_id, token, g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], group, fixed
 
 
 def ask(pipe: Any, key: str, fields: Sequence[str]) -> None:
