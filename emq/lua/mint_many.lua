@@ -48,14 +48,19 @@ local push, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the e
 mint_flags()  -- quotas, priorities and the wake token in one EXISTS (_mint.lua)
 -- The common case: one group, in no priority mode, no priority: the ids go straight to one list.
 local plain = stride == 3 and priority == 0 and not prio_on(shared_group)
-local ids, refused = {}, {}
+local ids, nids, refused = {}, 0, {}
 -- Packed records (RECORD_FORMAT "2", _record.lua) built by concatenation, the chunk's shared fields packed once,
 -- and written in one MSET at the end; a job whose values hold the separator is written as a hash.
 local shared = RECORD_FORMAT == '2' and rec_clean(fn) and rec_clean(shared_group) and rec_rest(tail)
-local fresh = {}
+local fresh, nf = {}, 0
+-- What every packed record of the chunk holds in front of its job's arguments, made once (its now's text once:
+-- a number concatenated is a sprintf); with one group, its whole head too.
+local own_head = shared and '\031fn\031' .. fn .. '\031created\031' .. num_text(now)
+local front = shared and stride == 3 and rec_fresh('ready', lease, shared_group, own_head)
 
 -- Write one job and queue its id (a plain chunk's ids go to its lane at the end).
-local function mint_job(id, args, kwargs, group, mark)
+-- The fields of a job written as a hash (rec_create): the chunk's tail behind the job's own arguments.
+local function hash_fields(args, kwargs)
   local fields = tail
   if args ~= '[]' and kwargs ~= '{}' then
     fields = with_both
@@ -67,26 +72,31 @@ local function mint_job(id, args, kwargs, group, mark)
     fields = with_kwargs
     fields[2] = kwargs
   end
-  if shared and not mark and (stride == 3 or rec_clean(group)) and rec_clean(args) and rec_clean(kwargs) then
-    local own = '\031fn\031' .. fn .. '\031created\031' .. now
-    if args ~= '[]' then own = own .. '\031args\031' .. args end
-    if kwargs ~= '{}' then own = own .. '\031kwargs\031' .. kwargs end
-    fresh[#fresh + 1] = job_key(id)
-    fresh[#fresh + 1] = rec_fresh('ready', lease, group, own .. shared)
+  return fields
+end
+
+local function mint_job(id, args, kwargs, group, mark)
+  local none = args == '[]' and kwargs == '{}'  -- no arguments (no SEP to look for, nothing of its own to add)
+  if shared and not mark and (stride == 3 or rec_clean(group)) and (none or rec_clean(args) and rec_clean(kwargs)) then
+    local own = none and '' or
+      (args ~= '[]' and '\031args\031' .. args or '') .. (kwargs ~= '{}' and '\031kwargs\031' .. kwargs or '')
+    fresh[nf + 1], fresh[nf + 2], nf = job_key(id), (front or rec_fresh('ready', lease, group, own_head)) .. own .. shared,
+      nf + 2
   elseif mark then  -- counted: whoever ends it gives the count back (_quota_end.lua)
     rec_create(job_key(id), 'quota', mark, 'notify', 'q', 'fn', fn, 'group', group, 'state', 'ready',
-      'lease', lease, 'created', now, 'v', FORMAT, unpack(fields))
+      'lease', lease, 'created', now, 'v', FORMAT, unpack(hash_fields(args, kwargs)))
   else
     rec_create(job_key(id), 'fn', fn, 'group', group, 'state', 'ready', 'lease', lease, 'created', now,
-      'v', FORMAT, unpack(fields))
+      'v', FORMAT, unpack(hash_fields(args, kwargs)))
   end
   if plain then
-    ids[#ids + 1] = id
+    nids = nids + 1
+    ids[nids] = id
   else
     if priority ~= 0 then prio_mark(group) end
     push(group, id, priority > 0)
   end
-  emit('minted', id, 'ready')
+  if EVENTS_MAX > 0 then emit('minted', id, 'ready') end  -- the test inline: a Lua call a job saved
 end
 
 for b = 12, 11 + n * stride, stride do
