@@ -10,13 +10,14 @@ local SEP = '\031'
 local PACKED = '\031v\0312\031'  -- how a packed record starts: the pair v = 2, unnamed
 local HEAD = {'state', 'attempts', 'claimed', 'lease_until', 'finished', 'worker', 'lease', 'group'}
 local HEAD_AT = {state = 1, attempts = 2, claimed = 3, lease_until = 4, finished = 5, worker = 6, lease = 7, group = 8}
--- The head's eight values, then where the rest starts (at its SEP, or past the end when there is none).
-local HEAD_MATCH = '^\031v\0312\031([^\031]*)\031([^\031]*)\031([^\031]*)\031([^\031]*)\031([^\031]*)' ..
-  '\031([^\031]*)\031([^\031]*)\031([^\031]*)()'
-
--- HEAD_MATCH without its captures: whether a string is a packed record, with no string made for its values.
-local HEAD_SHAPE = '^\031v\0312\031[^\031]*\031[^\031]*\031[^\031]*\031[^\031]*\031[^\031]*\031[^\031]*' ..
-  '\031[^\031]*\031[^\031]*'
+-- The head's eight values, then where the rest starts (at its SEP, or past the end when there is none);
+-- HEAD_SHAPE, the same without captures, only tells a packed record (no string made for its values). Built
+-- from one value's pattern: concatenation only, as `string` is not there when a library loads.
+local VALUE = '\031([^\031]*)'
+local HEAD_MATCH = '^\031v\0312' .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. '()'
+local VALUE_SHAPE = '\031[^\031]*'
+local HEAD_SHAPE = '^\031v\0312' .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE ..
+  VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE
 
 -- The head of packed record s: state, attempts, claimed, lease_until, finished, worker, lease, group (""
 -- for absent), and where the rest begins.
@@ -128,7 +129,9 @@ local function rec_complete(s, token, value, now)
   local state, attempts, claimed, lease_until, _, worker, lease, group, at = rec_head(s)
   if state ~= 'active' or attempts ~= token or string.find(s, '\031notify\031', at, true)
       or string.find(s, '\031unique\031', at, true) or string.find(s, '\031unknown\031', at, true)
-      or string.find(s, '\031result\031', at, true) or string.find(value, SEP, 1, true) then return nil end
+      or string.find(s, '\031result\031', at, true) or value ~= 'null' and string.find(value, SEP, 1, true) then
+    return nil
+  end
   local result = value ~= 'null' and '\031result\031' .. value or ''
   return PACKED .. 'completed' .. SEP .. attempts .. SEP .. claimed .. SEP .. lease_until .. SEP ..
     (NUM_TEXT[now] or num_text(now)) .. SEP .. worker .. SEP .. lease .. SEP .. group .. string.sub(s, at) .. result

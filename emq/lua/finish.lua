@@ -185,15 +185,17 @@ local function settle_failure(key, id, f, outcome, value, retry_ms)
   return fail(key, id, f, outcome, value, retry_ms)
 end
 
+-- How many fields the item at ARGV[at + 1] has: 2 (id, token) when its second is a number, else 5 (an outcome's
+-- name second). The read-ahead and the loop below both go by it.
+local function width(at)
+  return tonumber(ARGV[at + 2]) and 2 or 5
+end
+
 if RECORD_FORMAT == '2' then  -- the batch's packed records in one MGET (_record.lua's rec_prefetch)
-  -- An item's form told by its outcome's name, not by a tonumber of its token (a strtod; the loop below does
-  -- one): only a read ahead, which a malformed item could only make read one record too many.
-  local long = {failed = 1, dead = 1, discarded = 1, spared = 1, ratelimited = 1, unknown = 1, suspended = 1,
-    corrupt = 1, undecryptable = 1, completed = 1}
   local ids, at = {}, 3
   for i = 1, n do
     ids[i] = ARGV[at + 1]
-    at = at + (long[ARGV[at + 2]] and 5 or 2)
+    at = at + width(at)
   end
   rec_prefetch(ids, n)
 end
@@ -214,7 +216,7 @@ local after = 3  -- ARGV index before the next item (items are 2 or 5 fields lon
 for _ = 1, n do
   local b = after
   local id, token, outcome, value = ARGV[b + 1], ARGV[b + 2], 'completed', 'null'
-  if tonumber(token) then
+  if width(b) == 2 then
     after = b + 2
   else  -- id, outcome, token, value, retry_ms (ARGV[b + 5])
     outcome, token, value, after = token, ARGV[b + 3], ARGV[b + 4], b + 5
