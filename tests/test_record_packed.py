@@ -13,7 +13,7 @@ from emq.core import stored
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.testing import run_until_empty
-from tests import durable_jobs, jobs
+from tests import durable_jobs, jobs, records
 
 PACKED = override_settings(EMQ_RECORD_FORMAT="2")
 
@@ -113,3 +113,20 @@ def test_a_string_emq_did_not_write_is_still_quarantined(emq_env, client, foreig
 ])
 def test_the_python_reader_decodes_what_the_lua_writes(raw, fields):
     assert stored.packed(raw) == fields
+
+
+@pytest.mark.parametrize("fmt", ["1", "2"])
+def test_the_suites_record_helper_spoils_either_format_as_a_fault_would(emq_env, client, fmt):
+    """tests/records.py, which the suite's fault tests use to read and spoil a job in the format they run under:
+    a packed record comes back a hash holding the change, and the engine reads it (as ended dead, here)."""
+    with override_settings(EMQ_RECORD_FORMAT=fmt):
+        ref = jobs.add.enqueue(1, 2)
+    key = Queue("default").keys.job(ref.id)
+    assert client.type(key) == ("hash" if fmt == "1" else "string")
+    assert records.some(client, key, "fn", "attempts") == ["tests.jobs.add", None]
+    records.spoil(client, key, {"max_attempts": "many"}, drop=("args",))
+    assert client.type(key) == "hash"
+    assert records.fields(client, key)["max_attempts"] == "many" and not records.has(client, key, "args")
+    assert records.fields(client, key)["v"] == fmt
+    run_until_empty()
+    assert emq.get_job(ref.id).state == "dead" and "max_attempts" in emq.get_job(ref.id).error
