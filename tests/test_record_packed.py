@@ -130,3 +130,19 @@ def test_the_suites_record_helper_spoils_either_format_as_a_fault_would(emq_env,
     assert records.fields(client, key)["v"] == fmt
     run_until_empty()
     assert emq.get_job(ref.id).state == "dead" and "max_attempts" in emq.get_job(ref.id).error
+
+
+@PACKED
+def test_a_process_that_writes_packed_records_reads_one_in_one_command(emq_env, client, request):
+    """get_job asks a packed job's key with GET first (stored.packed_first), not a hash command that meets
+    WRONGTYPE and then a GET: one round trip; a job left a hash (here one whose group holds the separator) is read
+    by its hash command after, and answers the same. Counted on this process's own embedded server."""
+    if request.node.callspec.params.get("server_url", "embedded") != "embedded":
+        pytest.skip("counts commands: needs this process's own server")
+    packed, hashed = jobs.add.enqueue(1, 2), jobs.add.using(group="g\x1fh").enqueue(3, 4)
+    names = ("get", "hgetall", "hmget")
+    before = calls(client, names)
+    assert emq.get_job(packed.id).args == [1, 2]
+    after = calls(client, names)
+    assert {n: after[n] - before[n] for n in names} == {"get": 1, "hgetall": 0, "hmget": 0}
+    assert (emq.get_job(hashed.id).args, emq.get_job(hashed.id).group) == ([3, 4], "g\x1fh")

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from . import config
 from .encrypted import KWARGS, OPENED, opened
 
 if TYPE_CHECKING:
@@ -131,12 +132,28 @@ def claimed_row(job_id: str, token: str, rest: str, group: str, lease: str) -> t
     return job_id, token, g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], group, fixed
 
 
+def packed_first() -> bool:
+    """Whether a read asks a job's key with GET (a packed record) before a hash command: when this process writes
+    format "2", most jobs it reads are packed; a job in the other form costs one more round trip (``unpacked``)."""
+    return config.get("EMQ_RECORD_FORMAT") == "2"
+
+
 def ask(pipe: Any, key: str, fields: Sequence[str]) -> None:
     """Queue on a pipeline the read of these fields of the job at key (``answer`` decodes its reply, after
-    ``unpacked`` on the pipeline's replies, executed with raise_on_error=False).
+    ``unpacked(…, reads(fields))`` on the pipeline's replies, executed with raise_on_error=False).
     Ask for a field every job has (fn, state) beside ones that may be left out: a job that does not exist
     answers all None."""
-    pipe.hmget(key, reads(fields))
+    _ask(pipe, key, reads(fields))
+
+
+def _ask(pipe: Any, key: str, hashed: Sequence[str] | None, get: bool | None = None) -> None:
+    """GET when get (by default ``packed_first``), else the hash's fields named (None: all)."""
+    if packed_first() if get is None else get:
+        pipe.get(key)
+    elif hashed is None:
+        pipe.hgetall(key)
+    else:
+        pipe.hmget(key, list(hashed))
 
 
 def answer(fields: Sequence[str], values: Any) -> dict[str, str | None]:
@@ -145,6 +162,8 @@ def answer(fields: Sequence[str], values: Any) -> dict[str, str | None]:
     asked = reads(fields)
     if record is not None:
         values = [record.get(name) for name in asked]
+    elif values is None:  # GET of a key that is gone
+        values = [None] * len(asked)
     h = opened(filled(dict(zip(asked, raised(values), strict=True)), fields))
     return {name: h.get(name) for name in fields}
 
@@ -152,28 +171,31 @@ def answer(fields: Sequence[str], values: Any) -> dict[str, str | None]:
 def ask_all(pipe: Any, key: str) -> None:
     """Queue the read of every stored field of the job at key (``answer_all`` decodes the reply, after
     ``unpacked`` as for ``ask``)."""
-    pipe.hgetall(key)
+    _ask(pipe, key, None)
 
 
 def answer_all(reply: Any) -> dict[str, str]:
     """The reply of an ``ask_all`` as ``read_all`` gives it: left-out fields at their defaults, sealed ones opened."""
     record = packed(reply)
-    return opened(filled(raised(reply) if record is None else record))
+    return opened(filled(raised(reply or {}) if record is None else record))
 
 
-def unpacked(client: Any, keys: Sequence[str], replies: list[Any]) -> list[Any]:
-    """A pipeline's replies to ``ask``/``ask_all`` (executed with raise_on_error=False) with a packed record's
-    string in place of the error its hash read met (WRONGTYPE), read in one more round trip (format "2" only)."""
+def unpacked(client: Any, keys: Sequence[str], replies: list[Any], hashed: Sequence[str] | None = None) -> list[Any]:
+    """A pipeline's replies to ``ask``/``ask_all`` (executed with raise_on_error=False), each in the form its key
+    holds: a reply that met the other form (WRONGTYPE) is read again in one more round trip for them all, as a
+    packed record's string or as the hash's fields (hashed: the names its read asks, ``reads``; None: all). A
+    string that is not a record answers as a hash read of it does: WRONGTYPE, raised by ``raised``."""
+    first = packed_first()
     wrong = [i for i, r in enumerate(replies) if isinstance(r, redis.ResponseError) and "WRONGTYPE" in str(r)]
-    if not wrong:
-        return replies
-    pipe = client.pipeline(transaction=False)
-    for i in wrong:
-        pipe.get(keys[i])
-    for i, raw in zip(wrong, pipe.execute(raise_on_error=False), strict=True):
-        if packed(raw) is not None:
-            replies[i] = raw
-    return replies
+    if wrong:
+        pipe = client.pipeline(transaction=False)
+        for i in wrong:
+            _ask(pipe, keys[i], hashed, get=not first)
+        for i, raw in zip(wrong, pipe.execute(raise_on_error=False), strict=True):
+            if first or packed(raw) is not None:
+                replies[i] = raw
+    foreign = redis.ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value")
+    return [foreign if first and isinstance(r, str) and packed(r) is None else r for r in replies]
 
 
 def raised(reply: Any) -> Any:
@@ -190,7 +212,8 @@ def read(client: Any, keys: Sequence[str], fields: Sequence[str]) -> list[dict[s
     pipe = client.pipeline(transaction=False)
     for key in keys:
         ask(pipe, key, fields)
-    return [answer(fields, values) for values in unpacked(client, keys, pipe.execute(raise_on_error=False))]
+    replies = unpacked(client, keys, pipe.execute(raise_on_error=False), reads(fields))
+    return [answer(fields, values) for values in replies]
 
 
 def read_all(client: Any, key: str) -> dict[str, str]:
@@ -204,9 +227,10 @@ def read_raw(client: Any, keys: Sequence[str], fields: Sequence[str]) -> list[An
     the error in place of a key that holds no record."""
     pipe = client.pipeline(transaction=False)
     for key in keys:
-        pipe.hmget(key, list(fields))
-    replies = unpacked(client, keys, pipe.execute(raise_on_error=False)) if keys else []
-    return [[record.get(f) for f in fields] if (record := packed(r)) is not None else r for r in replies]
+        _ask(pipe, key, fields)
+    replies = unpacked(client, keys, pipe.execute(raise_on_error=False), fields) if keys else []
+    return [[record.get(f) for f in fields] if (record := packed(r)) is not None else [None] * len(fields)
+            if r is None else r for r in replies]
 
 
 def read_all_raw(client: Any, keys: Sequence[str]) -> list[Any]:
@@ -214,9 +238,9 @@ def read_all_raw(client: Any, keys: Sequence[str]) -> list[Any]:
     key that holds no record."""
     pipe = client.pipeline(transaction=False)
     for key in keys:
-        pipe.hgetall(key)
+        ask_all(pipe, key)
     replies = unpacked(client, keys, pipe.execute(raise_on_error=False)) if keys else []
-    return [record if (record := packed(r)) is not None else r for r in replies]
+    return [record if (record := packed(r)) is not None else {} if r is None else r for r in replies]
 
 
 # -- mint's rows -------------------------------------------------------------------------------

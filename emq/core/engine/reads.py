@@ -179,5 +179,5 @@ def states(refs: Sequence[tuple[Ops, str]]) -> list[str | None]:
         keys = [q.keys.job(job_id) for q, job_id in refs]
         for key in keys:
             stored.ask(pipe, key, ("state",))
-        replies = stored.unpacked(refs[0][0].client, keys, pipe.execute(raise_on_error=False))
+        replies = stored.unpacked(refs[0][0].client, keys, pipe.execute(raise_on_error=False), stored.reads(("state",)))
         return [stored.answer(("state",), r)["state"] for r in replies]
