@@ -9,13 +9,13 @@ import pytest
 from emq.core.engine import Queue
 from emq.jobs import plan
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 
 VARYING = ("created", "due")  # server times: the two jobs are minted a moment apart
 
 
 def stored(client, q: Queue, job_id: str) -> dict:
-    return {k: v for k, v in client.hgetall(q.keys.job(job_id)).items() if k not in VARYING}
+    return {k: v for k, v in records.fields(client, q.keys.job(job_id)).items() if k not in VARYING}
 
 
 @pytest.mark.parametrize("options", [
@@ -24,7 +24,7 @@ def stored(client, q: Queue, job_id: str) -> dict:
     {"priority": 4},
 ])
 def test_a_bulk_job_is_stored_as_mint_lua_stores_it(emq_env, client, options):
-    """Per-job groups (a function of the arguments), options off their defaults, a priority: the hash
+    """Per-job groups (a function of the arguments), options off their defaults, a priority: the record
     mint_many.lua writes equals the one the general path's mint.lua writes for the same call."""
     fn = jobs.for_tenant.using(**options)
     calls = [((1, 10), {}), ((2, 20), {}), ((3, 0), {})]
@@ -47,7 +47,7 @@ def test_keyword_arguments_are_stored_beside_positional_ones(emq_env, client):
     first, second = (r.get() for r in refs)
     assert (first.args, first.kwargs) == (["ann", "pw"], {"api_token": "t"})
     assert (second.args, second.kwargs) == (["bob", "pw"], {})
-    assert "kwargs" not in client.hgetall(Queue("default").keys.job(refs[1].id))
+    assert not records.has(client, Queue("default").keys.job(refs[1].id), "kwargs")
 
 
 def test_2500_jobs_keep_their_order_even_when_the_server_lost_its_scripts(emq_env, client, server_url,

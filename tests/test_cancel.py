@@ -10,7 +10,7 @@ import emq
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.testing import run_until_empty
-from tests import jobs
+from tests import jobs, records
 from tests.fleet import fleet_for
 from tests.procs import wait_for
 
@@ -68,10 +68,10 @@ def test_cancelling_a_finished_or_unknown_job_answers_false_and_changes_nothing(
     q = Queue("default")
     done, dead = jobs.add.enqueue(1, 1), jobs.always_fails.using(max_attempts=1).enqueue()
     run_until_empty()
-    before = {r.id: q.client.hgetall(q.keys.job(r.id)) for r in (done, dead)}
+    before = {r.id: records.fields(q.client, q.keys.job(r.id)) for r in (done, dead)}
     assert emq.cancel(done.id) is False and done.cancel() is False and emq.cancel("nope") is False
     assert emq.queue().cancel_many([dead.id, "nope", done.id]) == ["dead", "missing", "completed"]
-    assert {r.id: q.client.hgetall(q.keys.job(r.id)) for r in (done, dead)} == before
+    assert {r.id: records.fields(q.client, q.keys.job(r.id)) for r in (done, dead)} == before
     ref = jobs.add.enqueue_in(60, 1, 1)
     assert ref.cancel() is True and ref.cancel() is False and ref.get().state == "cancelled"
 

@@ -19,8 +19,9 @@ import pytest
 from redis.cluster import key_slot
 
 import emq
+from emq.core import stored
 from emq.core.engine import Queue
-from tests import cluster, jobs
+from tests import cluster, jobs, records
 from tests.procs import manage, wait_for
 
 pytestmark = pytest.mark.skipif(os.environ.get("EMQ_TEST_CLUSTER") != "1", reason="needs EMQ_TEST_CLUSTER=1")
@@ -39,10 +40,7 @@ def cluster_env(valkey_cluster, settings):
 
 
 def states(q: Queue, ids: list[str]) -> list[tuple[str, str]]:
-    pipe = q.client.pipeline(transaction=False)
-    for job_id in ids:
-        pipe.hmget(q.keys.job(job_id), "state", "attempts")
-    return [tuple(x) for x in pipe.execute()]
+    return [tuple(x) for x in stored.read_raw(q.client, [q.keys.job(job_id) for job_id in ids], ("state", "attempts"))]
 
 
 def test_a_slot_migration_during_a_drain_loses_nothing_and_runs_nothing_twice(cluster_env, valkey_cluster):
@@ -102,12 +100,12 @@ def test_a_script_on_a_migrating_slot_is_refused_then_runs_once_on_the_new_owner
     claimer = threading.Thread(target=lambda: claimed.extend(q.bclaim(5, "w")))
     claimer.start()
     wait_for(lambda: tryagain() > refused_before + 3, what="the claim to be refused on the importing node")
-    assert claimed == [] and valkey_cluster.node(src).hget(q.keys.job(ref.id), "state") == "ready"
+    assert claimed == [] and records.field(valkey_cluster.node(src), q.keys.job(ref.id), "state") == "ready"
     cluster.move_keys(valkey_cluster, slot, src, dest)
     cluster.end_migration(valkey_cluster, slot, src, dest)
     claimer.join(timeout=10)
     assert [c.id for c in claimed] == [ref.id] and claimed[0].token == 1
-    assert valkey_cluster.node(dest).hget(q.keys.job(ref.id), "state") == "active"
+    assert records.field(valkey_cluster.node(dest), q.keys.job(ref.id), "state") == "active"
     assert q.bclaim(5, "w") == []
 
 
@@ -126,10 +124,7 @@ def test_a_k6_partitioned_queue_spreads_over_the_shards_with_fifo_per_group(clus
     assert [w.wait(timeout=90) for w in workers] == [0, 0]
     for refs in per_group.values():
         q = Queue(f"clicks#{refs[0].id.rsplit('~', 1)[1]}")
-        pipe = q.client.pipeline(transaction=False)
-        for r in refs:
-            pipe.hmget(q.keys.job(r.id), "state", "attempts", "claimed")
-        rows = pipe.execute()
+        rows = stored.read_raw(q.client, [q.keys.job(r.id) for r in refs], ("state", "attempts", "claimed"))
         assert {(s, a) for s, a, _ in rows} == {("completed", "1")}
         claimed = [int(c) for *_, c in rows]
         assert claimed == sorted(claimed), "a group's jobs were claimed out of order"

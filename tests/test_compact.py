@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.test import override_settings
 
 from emq.contrib.tasks.compat import TaskResultStatus
 from emq.core import stored
@@ -15,7 +16,7 @@ from emq.core.scripts import LUA_DIR
 from emq.dashboard import lists
 from emq.errors import PayloadTooLarge
 from emq.testing import check_invariants
-from tests import jobs, tasks
+from tests import jobs, records, tasks
 from tests.dashboard_fixtures import make_user, page_url, web_as
 
 
@@ -35,15 +36,17 @@ def test_backoff_is_stored_compactly_and_claimed_as_given(emq_env, client):
     part = jobs.add.using(backoff=(0.25, 7.5)).enqueue(3, 4)
     default = jobs.add.using(backoff=(1.0, 300.0)).enqueue(5, 6)
     q = Queue("default")
-    assert client.hget(q.keys.job(whole.id), "backoff") == "2,300"
-    assert client.hget(q.keys.job(part.id), "backoff") == "0.25,7.5"
-    assert client.hget(q.keys.job(default.id), "backoff") is None
+    assert records.field(client, q.keys.job(whole.id), "backoff") == "2,300"
+    assert records.field(client, q.keys.job(part.id), "backoff") == "0.25,7.5"
+    assert records.field(client, q.keys.job(default.id), "backoff") is None
     assert {c.id: c.backoff for c in q.bclaim(3, "w")} == {
         whole.id: (2.0, 300.0), part.id: (0.25, 7.5), default.id: (1.0, 300.0)}
 
 
+@override_settings(EMQ_RECORD_FORMAT="1")
 def test_a_job_with_a_100_byte_argument_stays_packed_on_the_embedded_server(emq_env, client, server_url, embedded_url):
-    """The embedded Valkey keeps a job hash a listpack up to 1,024-byte values (default 64): ~half the memory."""
+    """The embedded Valkey keeps a job hash a listpack up to 1,024-byte values (default 64): ~half the memory.
+    Format 1 only: about the hash layout (format 2's one string is tested in tests/test_record_packed.py)."""
     if server_url != embedded_url:
         pytest.skip("only the embedded server is started with hash-max-listpack-value 1024")
     ref = jobs.add.enqueue("x" * 100, "y")
@@ -73,9 +76,9 @@ def test_a_job_minted_with_every_default_stores_only_fn_group_state_lease_create
     hold their defaults; a value that differs is stored, also one set by a setting (not a default)."""
     q = Queue("default")
     plain = jobs.pid.enqueue()
-    assert set(client.hgetall(q.keys.job(plain.id))) == ALWAYS
+    assert set(records.fields(client, q.keys.job(plain.id))) == ALWAYS
     given = jobs.add.using(max_attempts=5, backoff=(2, 60), timeout=7, max_stalled=0).enqueue_in(60, 1, b=2)
-    h = client.hgetall(q.keys.job(given.id))
+    h = records.fields(client, q.keys.job(given.id))
     assert set(h) == ALWAYS | {"args", "kwargs", "max_attempts", "max_stalled", "backoff", "timeout", "due"}
     assert (h["args"], h["kwargs"], h["max_attempts"], h["max_stalled"], h["backoff"], h["timeout"]) == (
         "[1]", '{"b":2}', "5", "0", "2,60", "7000,0")
@@ -88,7 +91,7 @@ def test_a_setting_that_changes_a_default_is_stored_on_each_job(emq_env, client,
     settings.EMQ_MAX_ATTEMPTS = 5
     ref = jobs.pid.enqueue()
     del settings.EMQ_MAX_ATTEMPTS
-    assert client.hget(Queue("default").keys.job(ref.id), "max_attempts") == "5"
+    assert records.field(client, Queue("default").keys.job(ref.id), "max_attempts") == "5"
     assert Queue("default").get_job(ref.id).max_attempts == 5
 
 
@@ -144,7 +147,7 @@ def test_a_default_job_reads_back_its_defaults_everywhere(emq_env, client, viewe
         [], {}, 3, (1.0, 300.0), int(created), 3_600_000)
     with django_capture_on_commit_callbacks(execute=True):  # the test's transaction never commits
         task = tasks.calculate_meaning_of_life.enqueue()
-    assert set(client.hgetall(q.keys.job(task.id))) == ALWAYS | {"meta"}
+    assert set(records.fields(client, q.keys.job(task.id))) == ALWAYS | {"meta"}
     got = tasks.calculate_meaning_of_life.get_result(task.id)
     assert (got.args, got.kwargs, got.attempts, got.status) == ([], {}, 0, TaskResultStatus.READY)
 
@@ -167,13 +170,14 @@ OLD_LAYOUT = {"args": "[]", "kwargs": "{}", "attempts": "0", "max_stalled": "1",
 
 def test_a_job_of_the_earlier_layout_claims_retries_and_finishes_by_its_own_fields(emq_env, client):
     """A job minted with every field written (a queue upgraded in place) is read from them: its
-    max_attempts 2 and its zero backoff and time limit, not the defaults; it completes or dies as before."""
+    max_attempts 2 and its zero backoff and time limit, not the defaults; it completes or dies as before.
+    (Under format 2 the record written back is a hash, as a job of the earlier layout is.)"""
     q = Queue("default")
     refs = [jobs.pid.enqueue() for _ in range(2)]
     for ref in refs:
         key = q.keys.job(ref.id)
-        client.hset(key, mapping={**OLD_LAYOUT, "max_attempts": "2", "backoff": "0,0", "timeout": "5000,0",
-                                  "due": client.hget(key, "created")})
+        records.spoil(client, key, {**OLD_LAYOUT, "max_attempts": "2", "backoff": "0,0", "timeout": "5000,0",
+                                    "due": records.field(client, key, "created")})
     claimed = q.bclaim(2, "w")
     assert [(c.max_attempts, c.backoff, c.timeout_ms, c.token) for c in claimed] == [(2, (0.0, 0.0), 5000, 1)] * 2
     done, failing = claimed
@@ -189,20 +193,22 @@ def test_a_job_of_the_earlier_layout_claims_retries_and_finishes_by_its_own_fiel
 # -- the stored job's format (core/stored.py) -----------------------------------------------------
 
 
-def test_every_new_job_carries_the_current_format(emq_env, client):
-    """One by one, in bulk, unique, scheduled and in a flow: each hash stores v = stored.FORMAT."""
+def test_every_new_job_carries_the_current_format(emq_env, client, settings):
+    """One by one, in bulk, unique, scheduled and in a flow: each record stores the format written, v =
+    stored.FORMAT for a hash, "2" under EMQ_RECORD_FORMAT = "2" (a packed record)."""
     q = Queue("default")
     refs = [jobs.pid.enqueue(), jobs.pid.enqueue_in(60), jobs.pid.using(unique_for=60).enqueue(),
             *jobs.pid.enqueue_many([((), {})] * 3), jobs.pid.using(after=[jobs.pid.enqueue()]).enqueue()]
-    assert {client.hget(q.keys.job(r.id), "v") for r in refs} == {stored.FORMAT}
+    written = stored.FORMAT if settings.EMQ_RECORD_FORMAT == "1" else "2"
+    assert {records.field(client, q.keys.job(r.id), "v") for r in refs} == {written}
 
 
 def test_a_job_of_v0_2_0_without_a_format_reads_by_format_0(emq_env, client):
     """A hash with no v (written by v0.2.0) takes format 0's defaults in every reader: the record, a claim,
-    a failure's retry rule."""
+    a failure's retry rule. (Under format 2 the record dropping its v becomes a hash: v0.2.0 wrote hashes.)"""
     q = Queue("default")
     ref = jobs.pid.enqueue()
-    client.hdel(q.keys.job(ref.id), "v")
+    records.spoil(client, q.keys.job(ref.id), drop=("v",))
     job = q.get_job(ref.id)
     assert (job.args, job.kwargs, job.attempts, job.max_attempts) == ([], {}, 0, 3)
     states = []
@@ -215,12 +221,13 @@ def test_a_job_of_v0_2_0_without_a_format_reads_by_format_0(emq_env, client):
 
 def test_a_reader_takes_left_out_fields_from_the_defaults_of_the_jobs_own_format(emq_env, client, monkeypatch):
     """Were a later format to change a default, a job of each format reads with its own table, and a format
-    the reader does not know with the newest it knows (the rules in core/stored.py)."""
+    the reader does not know with the newest it knows (the rules in core/stored.py). The later format is a
+    made-up "3": "2" is a real one (packed), which the current job is under EMQ_RECORD_FORMAT = "2"."""
     later = {**stored.DEFAULTS[stored.FORMAT], "max_attempts": "5"}
-    monkeypatch.setitem(stored.DEFAULTS, "2", later)
+    monkeypatch.setitem(stored.DEFAULTS, "3", later)
     q = Queue("default")
     current, changed, unknown = (jobs.pid.enqueue() for _ in range(3))
-    client.hset(q.keys.job(changed.id), "v", "2")
-    client.hset(q.keys.job(unknown.id), "v", "99")
+    records.spoil(client, q.keys.job(changed.id), {"v": "3"})
+    records.spoil(client, q.keys.job(unknown.id), {"v": "99"})
     assert [q.get_job(r.id).max_attempts for r in (current, changed, unknown)] == [3, 5, 3]
-    assert stored.answer(["max_attempts"], [None, "2"]) == {"max_attempts": "5"}
+    assert stored.answer(["max_attempts"], [None, "3"]) == {"max_attempts": "5"}

@@ -12,7 +12,7 @@ from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.dashboard import lists, queries
 from emq.dashboard.views import recurrence_jobs_url
-from tests import jobs
+from tests import jobs, records
 from tests.dashboard_fixtures import action_url, fill, make_users, page_url, web_as
 from tests.procs import expire, wait_for
 
@@ -94,7 +94,8 @@ def test_overview_shows_counts_chart_workers_and_pump(emq_env, users, filled, cl
     info = json.dumps({"queues": ["default"], "running": 5, "concurrency": 8})  # "running" as its last beat said
     client.set(keys.worker(prefix, "w-1"), info, ex=TTL - 5)
     # `filled` leaves 2 active jobs leased by "worker-test"; one of them is w-1's.
-    client.hset(Queue("default").keys.job(client.zrange(Queue("default").keys.leases, 0, 0)[0]), "worker", "w-1")
+    leased = client.zrange(Queue("default").keys.leases, 0, 0)[0]
+    records.spoil(client, Queue("default").keys.job(leased), {"worker": "w-1"})
     client.set(Queue("default").keys.leader, "pump:test", px=10_000)
     r = web_as(users["viewer"]).get(page_url("changelist"))
     assert r.status_code == 200
@@ -386,9 +387,9 @@ def test_far_future_corrupt_times_and_wild_paging_never_break_a_page(emq_env, us
     ?pos=99999999999999999999 answer 200."""
     far = jobs.add.enqueue_in(60, 1, 1)
     odd = jobs.add.enqueue_in(60, 2, 2)
-    client.hset(Queue("default").keys.job(far.id), "due", "253402300799999")
+    records.spoil(client, Queue("default").keys.job(far.id), {"due": "253402300799999"})
     client.zadd(Queue("default").keys.scheduled, {far.id: 253402300799999})
-    client.hset(Queue("default").keys.job(odd.id), mapping={"due": "soon", "created": "-"})
+    records.spoil(client, Queue("default").keys.job(odd.id), {"due": "soon", "created": "-"})
     web, huge = web_as(users["viewer"]), "99999999999999999999"
     urls = [page_url("changelist"), page_url("scheduled", queue="default"), page_url("lanes", queue="default"),
             page_url("job", queue="default", id=far.id), page_url("job", queue="default", id=odd.id),

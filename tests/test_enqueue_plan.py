@@ -14,18 +14,18 @@ from emq.core import stored as record
 from emq.core.engine import Queue
 from emq.jobs import plan
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 
 VARYING = ("created", "due")  # server times: the two jobs are minted a moment apart
 
 
 def stored(client, q: Queue, job_id: str) -> dict:
-    h = client.hgetall(q.keys.job(job_id))
+    h = records.fields(client, q.keys.job(job_id))
     return {k: v for k, v in h.items() if k not in VARYING}
 
 
 def test_a_planned_enqueue_writes_the_job_mint_lua_writes(emq_env, client):
-    """The same call through the plan (mint_one.lua) and through a bulk chunk (mint.lua): equal hashes, counts."""
+    """The same call through the plan (mint_one.lua) and through a bulk chunk (mint.lua): equal records, counts."""
     fn = jobs.for_tenant.using(max_attempts=5, lease=7, timeout=9, soft_timeout=3)
     one = fn.enqueue(1, 10)
     assert plan.of(fn) is not None and one.created and one.enqueued_at is not None

@@ -22,8 +22,9 @@ import pytest
 from redis.cluster import key_slot
 
 import emq
+from emq.core import stored
 from emq.core.engine import Queue
-from tests import cluster, jobs
+from tests import cluster, jobs, records
 from tests.procs import manage, wait_for
 
 pytestmark = [
@@ -177,7 +178,7 @@ def completed(q: Queue) -> int:
 
 
 def state(q: Queue, job_id: str) -> str | None:
-    return q.client.hget(q.keys.job(job_id), "state")
+    return records.field(q.client, q.keys.job(job_id), "state")
 
 
 def _owner(c: cluster.Cluster, slot: int) -> int | None:
@@ -189,10 +190,7 @@ def _owner(c: cluster.Cluster, slot: int) -> int | None:
 
 def _settled(q: Queue, ids: list[str]) -> dict | None:
     """Counts once every job is completed or gone (lost); None while any is still on its way."""
-    pipe = q.client.pipeline(transaction=False)
-    for job_id in ids:
-        pipe.hmget(q.keys.job(job_id), "state", "attempts")
-    rows = pipe.execute()
+    rows = stored.read_raw(q.client, [q.keys.job(job_id) for job_id in ids], ("state", "attempts"))
     if any(s not in ("completed", None) for s, _ in rows):
         return None
     return {"completed": sum(s == "completed" for s, _ in rows), "lost": sum(s is None for s, _ in rows),

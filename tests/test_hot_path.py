@@ -8,7 +8,7 @@ import redis
 from emq.core.connection import new_client
 from emq.core.engine import Queue
 from emq.core.records import Claimed, Outcome
-from tests import jobs
+from tests import jobs, records
 
 
 def test_enqueue_many_keeps_each_lane_in_order_and_the_ring_by_first_appearance(emq_env):
@@ -60,9 +60,9 @@ def test_a_claims_joined_fields_arrive_intact_and_a_bar_in_one_faults_only_its_j
     meta holding "|", decode as stored; a "|" inside backoff faults that job alone, naming backoff."""
     q = Queue("default")
     good, bad = jobs.add.enqueue(1, 2), jobs.add.enqueue(3, 4)
-    client.hset(q.keys.job(good.id), mapping={"lease": 4321, "max_attempts": 7, "backoff": "2,60", "due": 1234,
-                                               "timeout": "5000,1000", "meta": '{"t": "a|b||c"}'})
-    client.hset(q.keys.job(bad.id), "backoff", "1|300")
+    records.spoil(client, q.keys.job(good.id), {"lease": 4321, "max_attempts": 7, "backoff": "2,60", "due": 1234,
+                                                 "timeout": "5000,1000", "meta": '{"t": "a|b||c"}'})
+    records.spoil(client, q.keys.job(bad.id), {"backoff": "1|300"})
     claimed = {c.id: c for c in q.bclaim(2, "w")}
     job = claimed[good.id]
     assert (job.args, job.token, job.lease_ms, job.max_attempts, job.backoff) == ([1, 2], 1, 4321, 7, (2.0, 60.0))
