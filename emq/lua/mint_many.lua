@@ -22,6 +22,7 @@
 --- @include "_lane_batch"
 --- @include "_mint"
 --- @include "_packed"
+--- @include "_pending"
 --- @include "_prio"
 --- @include "_quotas"
 --- @include "_ready_batch"
@@ -80,8 +81,12 @@ local function mint_job(id, args, kwargs, group, mark)
   if shared and not mark and (stride == 3 or rec_clean(group)) and (none or rec_clean(args) and rec_clean(kwargs)) then
     local own = none and '' or
       (args ~= '[]' and '\031args\031' .. args or '') .. (kwargs ~= '{}' and '\031kwargs\031' .. kwargs or '')
-    fresh[nf + 1], fresh[nf + 2], nf = job_key(id), (front or rec_fresh('ready', lease, group, own_head)) .. own .. shared,
-      nf + 2
+    local key, s = job_key(id), (front or rec_fresh('ready', lease, group, own_head)) .. own .. shared
+    if plain or priority == 0 and not prio_on(group) then
+      fresh[nf + 1], fresh[nf + 2], nf = key, s, nf + 2
+    else  -- its push reads its priority back (_prio.lua's prio_push): pending, where the owner's reads see it
+      rec_put(key, s)
+    end
   elseif mark then  -- counted: whoever ends it gives the count back (_quota_end.lua)
     rec_create(job_key(id), 'quota', mark, 'notify', 'q', 'fn', fn, 'group', group, 'state', 'ready',
       'lease', lease, 'created', now, 'v', FORMAT, unpack(hash_fields(args, kwargs)))
@@ -110,6 +115,7 @@ for b = 12, 11 + n * stride, stride do
   end
 end
 rec_write_all(fresh)
+rec_flush()
 if plain then
   if #ids > 0 then lane_append(shared_group, ids) end
   ready_settle()
