@@ -11,6 +11,20 @@ local function prio_pop(group, id)
   return top[1]
 end
 
+-- The markers among ids[1..n] (a lane's pop) replaced in order by the ids they stand for, the zset's first members:
+-- one ZPOPMIN for them all, not one a job, so a claim reads their records ahead with the rest (false: none left).
+local function prio_pop_all(group, ids, n)
+  local marks = 0
+  for i = 1, n do
+    if ids[i] == PMARK then marks = marks + 1 end
+  end
+  if marks == 0 then return end
+  local top, j = redis.call('ZPOPMIN', ns .. 'plane:' .. group, marks), 1
+  for i = 1, n do
+    if ids[i] == PMARK then ids[i], j = top[j] or false, j + 2 end  -- member, score, member, ...
+  end
+end
+
 -- Take a ready job out of its group's list (cancel): from the zset and one marker, or the id itself
 -- from the list. Returns how many list entries left (0 or 1), for the ready counter.
 local function prio_unlane(group, id)

@@ -25,14 +25,17 @@ local function job_key(id)
   return ns .. 'job:' .. id
 end
 
--- Read the records of ids[1..n] ahead, in one MGET, when this release writes packed ones (a hash answers
--- false to MGET: it is read as before).
+-- Read the records of ids[1..n] ahead (false: no job there, skipped), in one MGET, when this release writes packed
+-- ones (a hash answers false to MGET: it is read as before).
 local function rec_prefetch(ids, n)
-  if RECORD_FORMAT ~= '2' or n < 1 then return end
-  local keys = {}
-  for i = 1, n do keys[i] = job_key(ids[i]) end
+  if RECORD_FORMAT ~= '2' then return end
+  local keys, k = {}, 0
+  for i = 1, n do
+    if ids[i] then k = k + 1; keys[k] = job_key(ids[i]) end
+  end
+  if k == 0 then return end
   local got = redis.call('MGET', unpack(keys))
-  for i = 1, n do  -- only the start checked here: the whole when read (rec_head, fetched), one scan a job, not two
+  for i = 1, k do  -- only the start checked here: the whole when read (rec_head, fetched), one scan a job, not two
     local s = got[i]
     if s and string.sub(s, 1, 5) == PACKED then FETCHED[keys[i]] = s end
   end

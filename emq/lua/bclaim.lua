@@ -111,13 +111,7 @@ end
 -- ahead in one MGET, as a lane's are in pop: a queue of one-job groups claims them a batch at a time too.
 local function prefetch(groups)
   local ids = solos and redis.call('HMGET', ns .. 'solo', unpack(groups)) or nil
-  if ids and packs and RECORD_FORMAT == '2' then
-    local found, n = {}, 0
-    for i = 1, #groups do
-      if ids[i] then n = n + 1; found[n] = ids[i] end
-    end
-    rec_prefetch(found, n)
-  end
+  if ids and packs then rec_prefetch(ids, #groups) end
   if has_caps then
     local caps = redis.call('HMGET', ns .. 'caps', unpack(groups))
     for i, group in ipairs(groups) do CAPS[group] = tonumber(caps[i] or '') or false end
@@ -193,6 +187,7 @@ local function pop(group, n, capped, solo)
   if m > 0 then ready_batch(group, -m) end
   local empty = m < k
   if not empty then spare[group], m = more[m], m - 1 end
+  prio_pop_all(group, more, m)  -- markers: one ZPOPMIN (the spare's, if one, when it is leased)
   rec_prefetch(more, m)  -- packed records: one MGET (_record.lua)
   for i = 1, m do lease_one(more[i], group, capped) end
   return used + m, empty
