@@ -3,9 +3,9 @@
 The suite runs under EMQ_RECORD_FORMAT "1" and again under "2" (.ci/run), so a test that looks at a job's
 fields, or changes them to play a fault, goes through here, never a hash command on the job's key: reads through
 ``emq.core.stored`` (the record's one owner in Python), exactly as stored (left-out fields absent, sealed ones
-sealed); writes as a fault would leave the record. A packed record that a test changes is written back as a
-hash holding the change: every release reads a hash (a format-2 job whose value holds the separator stays one),
-so the engine meets the spoiled field as it would in format 1.
+sealed); writes as a fault would leave the record. A packed record that a test changes stays packed (``pack``,
+the layout ``stored.packed`` reads), so a fault meets format 2's own paths; one that can no longer be packed (a
+value with the separator, a v other than "2" or none) is written back as a hash, which every release reads.
 """
 
 from __future__ import annotations
@@ -39,10 +39,22 @@ def has(client: redis.Redis, key: str, name: str) -> bool:
     return name in fields(client, key)
 
 
-# Swap a packed record for a hash of its new fields, unless it changed since it was read (then 0: read again).
+def pack(record: Mapping[str, str]) -> str | None:
+    """A record's fields packed as emq/lua/_packed.lua writes them (stored.packed's layout: PACKED, the head's
+    values, then name and value of each other field), or None when they cannot be (v is not "2", a value holds
+    the separator). ``stored.packed`` of the result is record again, in its order."""
+    if record.get(stored.VERSION) != "2" or any(stored.SEP in str(v) for v in record.values()):
+        return None
+    rest = [x for name, value in record.items() if name not in stored.HEAD and name != stored.VERSION
+            for x in (name, str(value))]
+    head = [str(record.get(name, "")) for name in stored.HEAD]
+    return stored.PACKED + stored.SEP.join(head + rest)
+
+
+# Swap a packed record for its new form, unless it changed since it was read (then 0: read again).
 _SWAP = """if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if #ARGV == 2 then redis.call('SET', KEYS[1], ARGV[2]) else redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
 return 1"""
 
 
@@ -50,8 +62,8 @@ def spoil(client: redis.Redis, key: str, changes: Mapping[str, Any] | None = Non
           ) -> None:
     """Set some fields (HSET's mapping) and remove others (HDEL's names) of the record at key.
 
-    A hash is changed in place; a packed record becomes a hash with the change (see the module's docstring),
-    swapped in only if it is still what was read.
+    A hash is changed in place; a packed record stays packed when it can (see the module's docstring), swapped
+    in only if it is still what was read.
     """
     changes = {name: str(value) for name, value in (changes or {}).items()}
     while client.type(key) == "string" and (raw := client.get(key)) is not None:
@@ -61,7 +73,8 @@ def spoil(client: redis.Redis, key: str, changes: Mapping[str, Any] | None = Non
         record.update(changes)
         for name in drop:
             record.pop(name, None)
-        if client.eval(_SWAP, 1, key, raw, *(x for pair in record.items() for x in pair)):
+        new = pack(record)
+        if client.eval(_SWAP, 1, key, raw, *([new] if new is not None else (x for kv in record.items() for x in kv))):
             return
     if changes:
         client.hset(key, mapping=changes)

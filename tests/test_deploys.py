@@ -22,7 +22,7 @@ from emq.jobs import registry
 from emq.runtime import outcomes, runner
 from emq.runtime.heartbeat import Heartbeat
 from emq.testing import check_invariants, run_until_empty
-from tests import jobs
+from tests import jobs, records
 from tests.dashboard_fixtures import make_users, page_url, web_as
 from tests.deploy_jobs import fresh
 from tests.fleet import fleet_for
@@ -98,7 +98,7 @@ def test_a_name_unknown_past_the_grace_ends_dead_saying_so(emq_env, settings, ol
     while True:
         state = hold(q)
         after = server_ms(client)
-        first = first or int(client.hget(q.keys.job(ref.id), "unknown"))
+        first = first or int(records.field(client, q.keys.job(ref.id), "unknown"))
         if state == "dead":
             break
         assert state == "scheduled" and after - first < 2000, "held past its grace"
@@ -250,7 +250,7 @@ def test_deploy_drill_a_new_name_waits_for_the_new_worker(emq_env, fleet, client
     # Between two holds (an active job counts its claim in flight as an attempt: read it at rest, as CI once did not).
     job = wait_for(lambda: (j := ref.get()).state != "active" and j, timeout=10, every=0.01, what="the job at rest")
     assert job.state in ("scheduled", "ready") and job.attempts == 0
-    assert int(client.hget(q.keys.job(ref.id), "spared")) >= 8, "the old worker stopped claiming it"
+    assert int(records.field(client, q.keys.job(ref.id), "spared")) >= 8, "the old worker stopped claiming it"
     assert fleet.log(old).count("this worker does not know the name") == 1  # once a minute a name, not a hold
     assert old.poll() is None
     fleet.worker("--concurrency", "2", env={"EMQ_IMPORTS": "tests.jobs,tests.deploy_jobs"})

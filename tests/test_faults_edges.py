@@ -30,7 +30,7 @@ from emq.core.engine import Queue
 from emq.runtime import startup
 from emq.runtime.worker import Worker
 from emq.testing import run_until_empty
-from tests import jobs
+from tests import jobs, records
 from tests.dashboard_fixtures import make_users, page_url, web_as
 from tests.private_server import PrivateValkey
 from tests.procs import manage, running, wait_for
@@ -80,7 +80,7 @@ def test_the_command_line_escapes_control_characters_in_every_job_field(emq_env,
     run_until_empty(["default"])
     assert emq.get_job(dead.id).state == "dead"
     ready = jobs.add.using(group=f"g{EVIL}", job_id=f"id{EVIL}").enqueue(f"a{EVIL}", 1)
-    client.hset(Queue("default").keys.job(ready.id), mapping={"progress": "0.5", "progress_note": f"n{EVIL}"})
+    records.spoil(client, Queue("default").keys.job(ready.id), {"progress": "0.5", "progress_note": f"n{EVIL}"})
     outputs = [emq_cmd("jobs", "default"), emq_cmd("jobs", "default", "--state", "dead"),
                emq_cmd("jobs", "default", "--group", f"g{EVIL}"), emq_cmd("show", ready.id),
                emq_cmd("show", dead.id), emq_cmd("status")]
@@ -157,8 +157,8 @@ def test_a_job_whose_arguments_nest_600_deep_renders_cut(emq_env, users, client)
     deep_dict, deep_list = "x", "y"
     for _ in range(600):
         deep_dict, deep_list = {"a": deep_dict}, [deep_list]
-    client.hset(Queue("default").keys.job(ref.id), mapping={"kwargs": json.dumps(deep_dict),
-                                                            "args": json.dumps([deep_list, {"password": "hunter2"}])})
+    records.spoil(client, Queue("default").keys.job(ref.id), {"kwargs": json.dumps(deep_dict),
+                                                              "args": json.dumps([deep_list, {"password": "hunter2"}])})
     r = web_as(users["viewer"]).get(page_url("job", queue="default", id=ref.id))
     html = r.content.decode()
     assert r.status_code == 200 and "nested deeper than 100 levels: cut here" in html
@@ -167,7 +167,7 @@ def test_a_job_whose_arguments_nest_600_deep_renders_cut(emq_env, users, client)
     api = web_as(users["viewer"]).get(f"/emq/api/jobs/{ref.id}")
     assert api.status_code == 200 and "cut here" in json.dumps(api.json()) and "hunter2" not in api.content.decode()
     deeper = "[" * 5000 + "]" * 5000  # past the JSON parser's own limit (on Python 3.11)
-    client.hset(Queue("default").keys.job(ref.id), "kwargs", deeper)
+    records.spoil(client, Queue("default").keys.job(ref.id), {"kwargs": deeper})
     assert web_as(users["viewer"]).get(page_url("job", queue="default", id=ref.id)).status_code == 200
     got = emq.get_job(ref.id).kwargs  # its raw text where the parser gives up (Python 3.11), else parsed (3.13's)
     assert (got == deeper or isinstance(got, list)) and ref.id in emq_cmd("show", ref.id)

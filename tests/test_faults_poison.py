@@ -12,10 +12,10 @@ import pytest
 import emq
 from emq.core.engine import Queue
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 from tests.procs import expire, manage, server_ms, wait_for
 
-# kind -> (how the job's hash is broken, the error it ends dead with)
+# kind -> (how the job's record is broken, the error it ends dead with)
 POISON = {
     "args not JSON": ({"args": "[1, 2"}, None, "corrupt: args is not JSON"),
     "lease garbage": ({"lease": "soon"}, None, "corrupt: lease is not a whole number of ms: soon"),
@@ -31,17 +31,13 @@ def _poison(q, client) -> dict[str, str]:
     ids = {}
     for kind, (fields, drop, _) in POISON.items():
         ref = jobs.add.enqueue(0, 0)
-        key = q.keys.job(ref.id)
-        if fields:
-            client.hset(key, mapping=fields)
-        if drop:
-            client.hdel(key, drop)
+        records.spoil(client, q.keys.job(ref.id), fields, drop=(drop,) if drop else ())
         ids[kind] = ref.id
     return ids
 
 
 def _settled(q, ids) -> bool:
-    return all(q.client.hget(q.keys.job(i), "state") in ("completed", "dead") for i in ids)
+    return all(records.field(q.client, q.keys.job(i), "state") in ("completed", "dead") for i in ids)
 
 
 def test_poison_jobs_end_dead_with_their_reason_and_the_worker_survives(emq_env, client):
@@ -57,9 +53,9 @@ def test_poison_jobs_end_dead_with_their_reason_and_the_worker_survives(emq_env,
     try:
         wait_for(lambda: _settled(q, good + list(poison.values())), timeout=20, what="every job to settle")
         assert worker.poll() is None, "the worker died"
-        assert [client.hget(q.keys.job(i), "state") for i in good] == ["completed"] * 10
+        assert [records.field(client, q.keys.job(i), "state") for i in good] == ["completed"] * 10
         for kind, jid in poison.items():
-            h = client.hgetall(q.keys.job(jid))
+            h = records.fields(client, q.keys.job(jid))
             assert h["state"] == "dead", kind
             assert h["error"].startswith(POISON[kind][2]), (kind, h["error"])
             assert client.zscore(q.keys.dead, jid) is not None, kind
@@ -82,12 +78,12 @@ def test_finish_quarantines_an_item_it_cannot_settle_and_settles_the_rest(emq_en
     claimed = q.bclaim(3, "w")
     bad = claimed[1]
     if value is None:
-        client.hdel(q.keys.job(bad.id), field)
+        records.spoil(client, q.keys.job(bad.id), drop=(field,))
     else:
-        client.hset(q.keys.job(bad.id), field, value)
+        records.spoil(client, q.keys.job(bad.id), {field: value})
     outs = [emq.core.records.Outcome(c.id, c.token, "failed", "boom", 0) for c in claimed]
     assert q.finish(outs) == ["ready", "dead", "ready"]
-    assert client.hget(q.keys.job(bad.id), "error").startswith("corrupt: ")
+    assert records.field(client, q.keys.job(bad.id), "error").startswith("corrupt: ")
     assert len(refs) == 3
     check_invariants(q)
 
@@ -117,11 +113,11 @@ def test_a_corrupt_error_history_does_not_stop_the_sweep(emq_env, client):
     q = Queue("default")
     refs = [jobs.add.enqueue(i, 0) for i in range(3)]
     claimed = q.bclaim(3, "w")
-    client.hset(q.keys.job(claimed[0].id), "errors", "{not json")
+    records.spoil(client, q.keys.job(claimed[0].id), {"errors": "{not json"})
     expire(q, claimed, 1)
     wait_for(lambda: server_ms(client) > max(client.zscore(q.keys.leases, c.id) for c in claimed))
     assert sorted(q.sweep()) == sorted(r.id for r in refs)
-    assert [client.hget(q.keys.job(r.id), "state") for r in refs] == ["ready"] * 3
+    assert [records.field(client, q.keys.job(r.id), "state") for r in refs] == ["ready"] * 3
     check_invariants(q)
 
 
@@ -129,9 +125,9 @@ def test_a_corrupt_state_in_a_lane_is_quarantined_not_dropped(emq_env, client):
     """A ready job whose state was overwritten: the claim ends it dead as corrupt, claims the rest."""
     q = Queue("default")
     bad, good = jobs.add.enqueue(1, 1), jobs.add.enqueue(2, 2)
-    client.hset(q.keys.job(bad.id), "state", "completed")  # says completed, but it is not in done
+    records.spoil(client, q.keys.job(bad.id), {"state": "completed"})  # says completed, but it is not in done
     assert [c.id for c in q.bclaim(2, "w")] == [good.id]
-    assert client.hget(q.keys.job(bad.id), "error") == 'corrupt: state is "completed"'
+    assert records.field(client, q.keys.job(bad.id), "error") == 'corrupt: state is "completed"'
     check_invariants(q)
 
 

@@ -11,7 +11,7 @@ import emq
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 
 
 def _finish(q, outcome: str, n: int = 1) -> None:
@@ -119,15 +119,15 @@ def test_flows_and_stalled_deaths_are_counted_and_flows_never_refused(emq_env, c
     emq.set_quota("default", 1, group="*")
     parent = jobs.add.enqueue(1, 1)
     child = jobs.add.using(after=[parent]).enqueue(2, 2)
-    assert _queued(client, q, "_") == 2 and client.hget(q.keys.job(child.id), "state") == "waiting"
+    assert _queued(client, q, "_") == 2 and records.field(client, q.keys.job(child.id), "state") == "waiting"
     with pytest.raises(emq.QuotaExceeded):
         jobs.add.enqueue(3, 3)
     (c,) = q.bclaim(1, "w")
-    client.hset(q.keys.job(c.id), "stalled", 5)  # its next reclaim ends it dead as stalled
+    records.spoil(client, q.keys.job(c.id), {"stalled": 5})  # its next reclaim ends it dead as stalled
     client.zadd(q.keys.leases, {c.id: 1})
     q.sweep()
-    assert client.hget(q.keys.job(c.id), "state") == "dead"
-    assert client.hget(q.keys.job(child.id), "state") == "dead"  # its parent died
+    assert records.field(client, q.keys.job(c.id), "state") == "dead"
+    assert records.field(client, q.keys.job(child.id), "state") == "dead"  # its parent died
     assert _queued(client, q, "_") == 0
     check_invariants(q)
 
@@ -136,7 +136,7 @@ def test_a_queue_without_quotas_counts_nothing(emq_env, client):
     q = Queue("default")
     ref = jobs.add.enqueue(1, 1)
     jobs.add.enqueue_many([((i, i), {}) for i in range(3)])
-    assert not client.exists(q.keys.queued) and client.hget(q.keys.job(ref.id), "quota") is None
+    assert not client.exists(q.keys.queued) and records.field(client, q.keys.job(ref.id), "quota") is None
     _finish(q, "completed", 4)
     assert not client.exists(q.keys.queued)
 
@@ -198,13 +198,13 @@ def test_every_end_gives_the_count_back_once(emq_env, client):
     claimed = q.bclaim(3, "w")
     q.finish([Outcome(claimed[0].id, claimed[0].token, "completed", "null"),
               Outcome(claimed[1].id, claimed[1].token, "failed", "boom")])
-    client.hset(q.keys.job(claimed[2].id), "stalled", 9)
+    records.spoil(client, q.keys.job(claimed[2].id), {"stalled": 9})
     client.zadd(q.keys.leases, {claimed[2].id: 1})
     q.sweep()
     assert _queued(client, q, "t") == 2
     q.cancel([refs[3].id])
-    client.hset(q.keys.job(refs[4].id), "lease", "soon")  # the claim quarantines it
+    records.spoil(client, q.keys.job(refs[4].id), {"lease": "soon"})  # the claim quarantines it
     assert q.bclaim(1, "w") == []
     assert _queued(client, q, "t") == 0 and client.hgetall(q.keys.queued) == {}
-    assert [client.hget(q.keys.job(r.id), "quota") for r in refs] == [None] * 5
+    assert [records.field(client, q.keys.job(r.id), "quota") for r in refs] == [None] * 5
     check_invariants(q)

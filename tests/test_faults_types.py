@@ -12,13 +12,15 @@ import pytest
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 from tests.procs import expire, server_ms, wait_for
 
 STRING = "corrupt: the job's key held a string (\"garbage\"), not a hash"
 
 
 def _break(client, q, job_id: str, kind: str = "string") -> None:
+    """Replace the job's record with a foreign value. Under EMQ_RECORD_FORMAT "2" a job's record is itself a
+    string, but "garbage" is not a packed one (no head), so the key still holds the wrong thing."""
     key = q.keys.job(job_id)
     client.delete(key)
     if kind == "string":
@@ -28,7 +30,7 @@ def _break(client, q, job_id: str, kind: str = "string") -> None:
 
 
 def _dead_corrupt(client, q, job_id: str, error: str = STRING) -> None:
-    h = client.hgetall(q.keys.job(job_id))
+    h = records.fields(client, q.keys.job(job_id))
     assert h["state"] == "dead" and h["reason"] == "corrupt" and h["error"] == error, h
     assert client.zscore(q.keys.dead, job_id) is not None
 
@@ -142,7 +144,7 @@ def test_a_flow_child_whose_key_is_a_string_is_quarantined_when_its_parent_ends(
     (c,) = q.bclaim(1, "w")
     assert q.finish([Outcome(c.id, c.token, "completed", "2")]) == ["completed"]
     _dead_corrupt(client, q, kids[0].id)
-    assert client.hget(q.keys.job(kids[1].id), "state") == "ready"
+    assert records.field(client, q.keys.job(kids[1].id), "state") == "ready"
     check_invariants(q)
 
 

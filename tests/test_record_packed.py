@@ -118,18 +118,35 @@ def test_the_python_reader_decodes_what_the_lua_writes(raw, fields):
 @pytest.mark.parametrize("fmt", ["1", "2"])
 def test_the_suites_record_helper_spoils_either_format_as_a_fault_would(emq_env, client, fmt):
     """tests/records.py, which the suite's fault tests use to read and spoil a job in the format they run under:
-    a packed record comes back a hash holding the change, and the engine reads it (as ended dead, here)."""
+    a packed record stays packed (its fault meets format 2's own paths) and the engine reads it (as ended dead,
+    here); one that can no longer be packed (no v: a v0.2.0 job) becomes a hash."""
     with override_settings(EMQ_RECORD_FORMAT=fmt):
-        ref = jobs.add.enqueue(1, 2)
-    key = Queue("default").keys.job(ref.id)
-    assert client.type(key) == ("hash" if fmt == "1" else "string")
+        ref, old = jobs.add.enqueue(1, 2), jobs.add.enqueue(3, 4)
+    key, old_key = Queue("default").keys.job(ref.id), Queue("default").keys.job(old.id)
+    kind = "hash" if fmt == "1" else "string"
+    assert client.type(key) == kind
     assert records.some(client, key, "fn", "attempts") == ["tests.jobs.add", None]
     records.spoil(client, key, {"max_attempts": "many"}, drop=("args",))
-    assert client.type(key) == "hash"
+    records.spoil(client, old_key, drop=("v",))
+    assert (client.type(key), client.type(old_key)) == (kind, "hash")
     assert records.fields(client, key)["max_attempts"] == "many" and not records.has(client, key, "args")
-    assert records.fields(client, key)["v"] == fmt
+    assert records.fields(client, key)["v"] == fmt and not records.has(client, old_key, "v")
     run_until_empty()
     assert emq.get_job(ref.id).state == "dead" and "max_attempts" in emq.get_job(ref.id).error
+    assert emq.get_job(old.id).result == 7
+
+
+@PACKED
+def test_the_suites_packer_writes_what_the_engine_writes(emq_env, client):
+    """records.pack, the suite's only writer of a packed record, against records the engine wrote: queued,
+    claimed, and finished with a result."""
+    q = Queue("default")
+    refs = [jobs.add.using(priority=2, max_attempts=4).enqueue(1, 2), jobs.add.enqueue(3, 4)]
+    (c,) = q.bclaim(1, "w")
+    q.finish([Outcome(c.id, c.token, "completed", "3")])
+    for r in refs:
+        raw = client.get(q.keys.job(r.id))
+        assert records.pack(stored.packed(raw)) == raw
 
 
 @PACKED

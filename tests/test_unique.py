@@ -11,7 +11,7 @@ import emq
 from emq.core.connection import get_client
 from emq.core.engine import Queue
 from emq.testing import run_until_empty
-from tests import jobs
+from tests import jobs, records
 from tests.procs import server_ms, wait_for
 
 
@@ -134,7 +134,7 @@ def test_a_job_that_dies_by_stalling_frees_its_key_at_once(emq_env):
     [claimed] = q.bclaim(10, "w")  # the worker "dies": its lease runs out, no stall allowed
     assert claimed.id == first.id
     wait_for(lambda: first.id in q.sweep(), timeout=5)
-    assert get_client().hget(q.keys.ns + f"job:{first.id}", "reason") == "stalled"
+    assert records.field(get_client(), q.keys.ns + f"job:{first.id}", "reason") == "stalled"
     again = once.enqueue(1, 2)
     assert again.created and again.id != first.id  # not 600 s later
 
@@ -142,8 +142,8 @@ def test_a_job_that_dies_by_stalling_frees_its_key_at_once(emq_env):
 def test_a_corrupt_job_frees_its_key_when_quarantined(emq_env):
     q = Queue("default")
     first = jobs.add.using(unique_for=600).enqueue(1, 2)
-    get_client().hset(q.keys.ns + f"job:{first.id}", "lease", "soon")
+    records.spoil(get_client(), q.keys.ns + f"job:{first.id}", {"lease": "soon"})
     assert q.bclaim(10, "w") == []
-    assert get_client().hget(q.keys.ns + f"job:{first.id}", "reason") == "corrupt"
+    assert records.field(get_client(), q.keys.ns + f"job:{first.id}", "reason") == "corrupt"
     again = jobs.add.using(unique_for=600).enqueue(1, 2)
     assert again.created and again.id != first.id
