@@ -12,7 +12,7 @@ import pytest
 from emq.core.engine import Queue
 from emq.runtime.pump import Pump
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 from tests.dashboard_fixtures import action_url, make_users, page_url, web_as
 from tests.procs import server_ms, wait_for
 
@@ -26,7 +26,7 @@ def _vanish(client, q, job_id: str) -> None:
 
 
 def _dead_for(client, q, child: str, parent: str) -> None:
-    h = client.hgetall(q.keys.job(child))
+    h = records.fields(client, q.keys.job(child))
     assert h["state"] == "dead" and h["reason"] == f"parent {parent} missing", h
     assert client.zscore(q.keys.waiting, child) is None and not client.exists(q.keys.deps(child))
 
@@ -38,10 +38,10 @@ def test_a_child_of_a_vanished_parent_in_its_queue_ends_dead_at_the_next_tick(em
     child = jobs.add.using(after=[parent, other]).enqueue(3, 3)
     fine = jobs.add.using(after=[other]).enqueue(4, 4)
     _vanish(client, q, parent.id)
-    assert client.hget(q.keys.job(child.id), "state") == "waiting"
+    assert records.field(client, q.keys.job(child.id), "state") == "waiting"
     q.tick("p", TTL, PARK)
     _dead_for(client, q, child.id, parent.id)
-    assert client.hget(q.keys.job(fine.id), "state") == "waiting", "a child of a parent still there waits on"
+    assert records.field(client, q.keys.job(fine.id), "state") == "waiting", "a child of a parent still there waits on"
     check_invariants(q)
 
 
@@ -74,7 +74,7 @@ def test_the_look_is_bounded_and_goes_round_the_waiting_set(emq_env, client):
         waiting.append(client.zcard(q.keys.waiting))
         wait_for(lambda at=at: server_ms(client) > at + 1000, timeout=5)
     assert waiting == [150, 50, 0], waiting
-    assert {client.hget(q.keys.job(k.id), "reason") for k in kids} == {f"parent {parent.id} missing"}
+    assert {records.field(client, q.keys.job(k.id), "reason") for k in kids} == {f"parent {parent.id} missing"}
     check_invariants(q)
 
 
@@ -92,7 +92,7 @@ def test_a_process_that_died_before_linking_leaves_no_child_waiting_for_ever(emq
 
     home.finish([Outcome(c.id, c.token, "completed", "2")])
     Pump([home]).step(home)  # forwards the parent's outcome to the child's queue
-    assert client.hget(q.keys.job(child.id), "state") == "ready"
+    assert records.field(client, q.keys.job(child.id), "state") == "ready"
 
 
 @pytest.mark.django_db
@@ -109,8 +109,8 @@ def test_the_dashboard_deletes_and_cancels_a_waiting_job(emq_env, client):
     form = {"queue": "default", "ids": doomed.id, "confirmed": "1"}
     web.post(action_url("delete"), form, follow=True)
     assert not client.exists(q.keys.job(doomed.id)) and not client.exists(q.keys.deps(doomed.id))
-    told = client.hgetall(q.keys.job(grandchild.id))  # its own children are told it ended as cancelled
+    told = records.fields(client, q.keys.job(grandchild.id))  # its own children are told it ended as cancelled
     assert told["state"] == "dead" and told["reason"] == f"parent {doomed.id} cancelled", told
     web.post(action_url("cancel"), {**form, "ids": cancelled.id}, follow=True)
-    assert client.hget(q.keys.job(cancelled.id), "state") == "cancelled"
+    assert records.field(client, q.keys.job(cancelled.id), "state") == "cancelled"
     check_invariants(q)

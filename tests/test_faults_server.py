@@ -16,11 +16,12 @@ from collections import Counter
 import pytest
 
 import emq
+from emq.core import stored
 from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.runtime.worker import Worker
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 from tests.private_server import PrivateValkey
 from tests.procs import manage, wait_for
 
@@ -57,10 +58,7 @@ class Producer(threading.Thread):
 
 
 def _states(q, ids: list[str]) -> Counter:
-    pipe = q.client.pipeline(transaction=False)
-    for i in ids:
-        pipe.hget(q.keys.job(i), "state")
-    return Counter(pipe.execute())
+    return Counter(state for state, in stored.read_raw(q.client, [q.keys.job(i) for i in ids], ("state",)))
 
 
 def _sweep(q) -> tuple[bool, list[str]] | None:
@@ -198,10 +196,10 @@ def test_a_server_restart_is_not_a_reclaim(private, tmp_path):
         time.sleep(OUTAGE)  # the scenario itself: the server stays down this long
         server.start()
         swept = wait_for(lambda: _sweep(q), timeout=10, what="a sweep right after the restart")  # an eager Pump
-        wait_for(lambda: all(q.client.hget(q.keys.job(r.id), "state") in ("completed", "dead") for r in refs),
+        wait_for(lambda: all(records.field(q.client, q.keys.job(r.id), "state") in ("completed", "dead") for r in refs),
                  timeout=OUTAGE + 30, what="every job to settle")
         runs = Counter(line.split()[0] for line in notes.read_text().splitlines())
-        states = Counter(q.client.hget(q.keys.job(r.id), "state") for r in refs)
+        states = Counter(records.field(q.client, q.keys.job(r.id), "state") for r in refs)
         twice = sum(n > 1 for n in runs.values())
         print(f"\nrestart after {OUTAGE:g} s: states={dict(states)} ran twice={twice} worker pid={worker.pid} "
               f"swept at once={len(swept[1])} "

@@ -19,7 +19,7 @@ import redis
 
 from emq.core.engine import Queue
 from emq.testing import check_invariants
-from tests import jobs
+from tests import jobs, records
 from tests.private_server import PrivateValkey
 from tests.procs import manage, server_ms, wait_for
 
@@ -110,7 +110,7 @@ def test_a_stall_longer_than_the_grace_is_forgiven_for_its_last_grace_seconds_on
     assert server_ms(client) < start + 3900, "the machine is too slow for this test's windows"
     tick = q.tick("p", TTL, PARK)
     assert (tick.reclaimed, tick.graced) == (3, 2), tick
-    assert {client.hget(q.keys.job(c.id), "state") for c in short} == {"ready"}
+    assert {records.field(client, q.keys.job(c.id), "state") for c in short} == {"ready"}
     assert q.extend_locks([(c.id, c.token) for c in long], 3000) == ["ok", "ok"]
     check_invariants(q)
 
@@ -162,9 +162,9 @@ def _stall_under_20_jobs(private, tmp_path) -> tuple[Counter, Counter, str, obje
             time.sleep(0.05)
             after = q.tick("p", TTL, PARK)  # waits in the server's buffer for the stall to end
             sleeper.read_response()
-            wait_for(lambda: all(q.client.hget(q.keys.job(r.id), "state") == "completed" for r in refs),
+            wait_for(lambda: all(records.field(q.client, q.keys.job(r.id), "state") == "completed" for r in refs),
                      timeout=60, what="every job to complete")
-            states = Counter(q.client.hget(q.keys.job(r.id), "state") for r in refs)
+            states = Counter(records.field(q.client, q.keys.job(r.id), "state") for r in refs)
             check_invariants(q)
             assert worker.poll() is None, "the worker died"
         finally:
@@ -217,7 +217,7 @@ def test_a_stale_renewal_stops_the_attempt_and_it_never_reports_done(private, tm
             ref = jobs.outlives_a_stall.enqueue(str(notes), "j", 30.0)
             wait_for(lambda: _lines(notes)["j start"] == 1, timeout=20, what="the job to start")
             q = Queue("default")
-            q.client.hincrby(q.keys.job(ref.id), "attempts", 1)  # as if reclaimed and claimed elsewhere
+            records.add(q.client, q.keys.job(ref.id), "attempts", 1)  # as if reclaimed and claimed elsewhere
             wait_for(lambda: _lines(notes)["j stopped"] == 1, timeout=10, what="the attempt to be stopped")
             assert _lines(notes)["j end"] == 0
             assert "lost its lease (stale): stopping it" in log.read_text()

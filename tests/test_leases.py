@@ -14,7 +14,7 @@ from emq.core.records import Outcome
 from emq.jobs import JobContext
 from emq.runtime.pump import Pump
 from emq.runtime.runner import execute
-from tests import jobs
+from tests import jobs, records
 from tests.fleet import fleet_for
 from tests.procs import expire, server_ms, wait_for
 
@@ -29,7 +29,7 @@ def stat(q: Queue, name: str) -> int:
 
 
 def snapshot(q: Queue, job_id: str) -> tuple:
-    return q.client.hgetall(q.keys.job(job_id)), q.client.zscore(q.keys.leases, job_id)
+    return records.fields(q.client, q.keys.job(job_id)), q.client.zscore(q.keys.leases, job_id)
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def test_extend_lock_moves_the_expiry_on_the_server_clock(emq_env):
     assert q.extend_lock(c.id, c.token, 90_000) is True
     expiry = q.client.zscore(q.keys.leases, c.id)
     assert now + 90_000 <= expiry <= server_ms(q.client) + 90_000
-    assert int(q.client.hget(q.keys.job(c.id), "lease_until")) == expiry
+    assert int(records.field(q.client, q.keys.job(c.id), "lease_until")) == expiry
 
 
 def test_release_gives_the_job_back_now_or_later_and_keeps_the_attempt(emq_env):
@@ -119,7 +119,7 @@ def test_sweep_reclaims_expired_leases_and_records_each_reclaim(emq_env):
     wait_for(lambda: server_ms(q.client) > q.client.zscore(q.keys.leases, ref.id), what="lease expiry")
     assert q.sweep() == [ref.id]
     job = q.get_job(ref.id)
-    raw = q.client.hgetall(q.keys.job(ref.id))
+    raw = records.fields(q.client, q.keys.job(ref.id))
     assert (job.state, job.attempts, job.stalled) == ("ready", 1, 1)
     assert raw["reclaimed_from"] == "worker-1" and q.client.zscore(q.keys.reclaims, ref.id) == int(raw["reclaimed_at"])
     assert job.errors[-1]["error"] == "stalled: lease expired (worker worker-1)"
@@ -142,7 +142,7 @@ def test_the_pump_parks_until_the_earliest_lease_expiry_not_its_cap(emq_env, set
         wait_for(lambda: q.get_job(ref.id).state == "ready", timeout=4, what="reclaimed by the Pump")
     finally:
         pump.close()
-    late = int(q.client.hget(q.keys.job(ref.id), "reclaimed_at")) - expiry
+    late = int(records.field(q.client, q.keys.job(ref.id), "reclaimed_at")) - expiry
     assert 0 <= late <= 500, f"reclaimed {late} ms after the lease expired"
 
 
@@ -244,7 +244,7 @@ def test_sigkill_of_a_worker_holding_50_leases_loses_none_and_runs_none_twice(em
     refs = jobs.hold_first.using(lease=LEASE_S).enqueue_many([((str(runs), f"j{i}"), {}) for i in range(50)])
     doomed = fleet.worker("--no-pump", "--concurrency", "50", "--no-supervise")  # its kill is a crash
     wait_for(lambda: q.counts().active == 50, timeout=30, what="50 jobs leased by the first worker")
-    doomed_id = q.client.hget(q.keys.job(refs[0].id), "worker")
+    doomed_id = records.field(q.client, q.keys.job(refs[0].id), "worker")
     rescuer = fleet.worker("--concurrency", "50", "--no-supervise", env={"EMQ_PUMP_PARK": str(PARK_S)})
     wait_for(lambda: q.client.get(q.keys.leader), timeout=30, what="the rescuer's Pump leads")
 
@@ -253,7 +253,7 @@ def test_sigkill_of_a_worker_holding_50_leases_loses_none_and_runs_none_twice(em
     doomed.wait(timeout=10)
     wait_for(lambda: q.counts().completed == 50, timeout=30, what="all 50 jobs completed again")
     took = time.monotonic() - killed
-    reclaimed_ms = max(int(q.client.hget(q.keys.job(r.id), "reclaimed_at")) for r in refs) - killed_ms
+    reclaimed_ms = max(int(records.field(q.client, q.keys.job(r.id), "reclaimed_at")) for r in refs) - killed_ms
     print(f"\nSIGKILL with 50 leases: reclaimed {reclaimed_ms} ms, all completed {took * 1000:.0f} ms after the kill")
     assert took <= LEASE_S + PARK_S + 1.0
 
@@ -263,7 +263,7 @@ def test_sigkill_of_a_worker_holding_50_leases_loses_none_and_runs_none_twice(em
     assert set(lines[1::3]) == {"2"} and set(lines[2::3]) == {str(rescuer.pid)}
     for r in refs:
         job = q.get_job(r.id)
-        raw = q.client.hgetall(q.keys.job(r.id))
+        raw = records.fields(q.client, q.keys.job(r.id))
         assert (job.state, job.attempts, job.stalled, job.result["attempt"]) == ("completed", 2, 1, 2)
         assert raw["reclaimed_from"] == doomed_id
     assert q.counts().active == 0 and stat(q, "completed") == 50 and stat(q, "reclaimed") == 50
@@ -281,14 +281,14 @@ def test_frozen_worker_past_its_lease_gets_stale_and_changes_no_result(emq_env, 
     fleet.pump(env={"EMQ_PUMP_PARK": "0.2"})
     other = fleet.worker("--no-pump", "--concurrency", "5", "--no-supervise")
     wait_for(lambda: q.counts().completed == 5, timeout=30, what="the other worker completes the reclaimed jobs")
-    stored = {r.id: q.client.hgetall(q.keys.job(r.id)) for r in refs}
+    stored = {r.id: records.fields(q.client, q.keys.job(r.id)) for r in refs}
     assert all(q.get_job(r.id).result == {"attempt": 2, "pid": other.pid} for r in refs)
 
     os.kill(frozen.pid, signal.SIGCONT)
     wait_for(lambda: stat(q, "stale") == 5, timeout=20, what="the 5 late finishes answered stale")
     # Thawed, a late run either writes its note or is stopped first (its renewal answered stale): either
     # way its outcome is refused, and the other worker's five runs are the ones stored.
-    assert {r.id: q.client.hgetall(q.keys.job(r.id)) for r in refs} == stored, "no stored result changed"
+    assert {r.id: records.fields(q.client, q.keys.job(r.id)) for r in refs} == stored, "no stored result changed"
     notes = runs.read_text().splitlines()
     assert sorted(n.split()[1:] for n in notes if n.endswith(f" {other.pid}")) == [["2", str(other.pid)]] * 5
     assert all(n.split()[1:] == ["1", str(frozen.pid)] for n in notes if not n.endswith(f" {other.pid}")), notes

@@ -13,7 +13,7 @@ from emq.core.engine import Queue
 from emq.runtime import exits
 from emq.runtime.worker import Worker
 from emq.testing import run_until_empty
-from tests import jobs
+from tests import jobs, records
 from tests.fleet import fleet_for
 from tests.procs import server_ms, wait_for
 
@@ -116,7 +116,7 @@ def test_a_worker_reports_the_timeout_at_the_deadline_even_for_code_blocked_in_c
     t.start()
     try:
         wait_for(lambda: q.get_job(ref.id).state == "active", what="the job claimed")
-        claimed = int(q.client.hget(q.keys.job(ref.id), "claimed"))
+        claimed = int(records.field(q.client, q.keys.job(ref.id), "claimed"))
         wait_for(lambda: q.get_job(ref.id).state == "dead", timeout=5, what="the job dead by its time limit")
         late = q.get_job(ref.id).errors[0]["at"] - (claimed + 1000)
         nxt = jobs.add.enqueue(2, 2)
@@ -192,7 +192,7 @@ def test_an_abandoned_thread_counts_toward_recycling_only_while_it_is_stuck(emq_
 def _claimed_at(q: Queue, job_id: str, attempt: int) -> int:
     """The server ms at which attempt n of a job was claimed (polled while it runs)."""
     def seen():
-        h = q.client.hmget(q.keys.job(job_id), ["state", "attempts", "claimed"])
+        h = records.some(q.client, q.keys.job(job_id), "state", "attempts", "claimed")
         return int(h[2]) if h[0] == "active" and h[1] == str(attempt) else None
 
     return wait_for(seen, timeout=10, every=0.005, what=f"attempt {attempt} running")

@@ -20,7 +20,7 @@ from emq.runtime import runner
 from emq.runtime.worker import Worker
 from emq.testing import check_invariants, run_until_empty
 from tests import durable_jobs as dj
-from tests import jobs
+from tests import jobs, records
 from tests.dashboard_fixtures import action_url, make_users, page_url, web_as
 from tests.procs import running, server_ms, wait_for
 
@@ -109,7 +109,7 @@ def test_a_wait_whose_deadline_is_all_its_journal_holds_times_out_in_its_next_ru
     (claimed,) = q.bclaim(1, "w")
     assert claimed.journal is None
     assert q.finish([runner.execute(q.name, claimed)]) == ["waiting"]
-    assert client.hget(q.keys.job(ref.id), "@n") == "0"
+    assert records.field(client, q.keys.job(ref.id), "@n") == "0"
     with running(Worker(["default"], concurrency=1, park_timeout=0.5)):
         wait_for(lambda: ref.get().state == "completed", timeout=10, what="the timed-out wait's job completed")
     job = ref.get()
