@@ -46,6 +46,29 @@ local function rec_unpack(s)
   return t
 end
 
+-- A packed record's fields as a table (name -> value, v among them), decoded once a call a record: settling a
+-- failure reads a record five times and more (the retry rule's fields, the error history, the worker), each a
+-- decode. Keyed by the string itself, so a record written anew is a new entry. Reset each call (functions.RESET).
+-- Read only: a change is made to a copy (rec_copy).
+local DECODED = {}
+local function rec_decoded(s)
+  local h = DECODED[s]
+  if not h then
+    local list = rec_unpack(s)
+    h = {}
+    for i = 1, #list, 2 do h[list[i]] = list[i + 1] end
+    DECODED[s] = h
+  end
+  return h
+end
+
+-- A table of fields to change (a decoded record's copy).
+local function rec_copy(h)
+  local t = {}
+  for name, value in pairs(h) do t[name] = value end
+  return t
+end
+
 -- A flat list of fields packed, or nil when a value holds SEP (such a record stays a hash).
 local function rec_pack(list)
   local head, t, n = {'', '', '', '', '', '', '', ''}, {}, 0

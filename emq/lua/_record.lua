@@ -77,6 +77,12 @@ local function read_fields(key, try, ...)
     local r = redis.pcall('HMGET', key, ...)
     if not r.err then return r end
   end
+  local s = PENDING[key] or fetched(key)
+  if s then  -- read or written by this call: its fields decoded once (rec_decoded)
+    local h, out, names = rec_decoded(s), {}, {...}
+    for i = 1, #names do out[i] = h[names[i]] or false end
+    return out
+  end
   local list = read_all(key, try)
   if list.err then return list end
   return pick(list, {...})
@@ -118,12 +124,10 @@ local function rec_try_fields(key, ...)
   return read_fields(key, true, ...)
 end
 
--- Change a packed record, its fields read as list: edit(h) changes them (a table name -> value, nil: absent)
--- and returns the command's answer; nil when the change made it a hash (a value with SEP: the caller runs
--- the hash command then). A record the call read ahead or wrote waits for rec_flush's MSET.
-local function repack(key, list, edit)
-  local h = {}
-  for i = 1, #list, 2 do h[list[i]] = list[i + 1] end
+-- Change a packed record, its fields h (a table name -> value, nil: absent, the caller's to change): edit(h)
+-- changes them and returns the command's answer; nil when the change made it a hash (a value with SEP: the
+-- caller runs the hash command then). A record the call read ahead or wrote waits for rec_flush's MSET.
+local function repack(key, h, edit)
   local answer = edit(h)
   local flat, n = {}, 0
   for name, value in pairs(h) do flat[n + 1], flat[n + 2], n = name, value, n + 2 end
@@ -165,7 +169,7 @@ local function write(key, edit, command, ...)
     s = packed_at(key)
     if not s then error(r) end
   end
-  local answer = repack(key, rec_unpack(s), edit)
+  local answer = repack(key, rec_copy(rec_decoded(s)), edit)
   if answer ~= nil then return answer end
   return redis.call(command, key, ...)
 end
@@ -173,7 +177,11 @@ end
 -- Set fields (name, value, ...) of a record read whole as list (rec_try_all; was_packed, its second answer):
 -- a packed one is packed again from list, no second read, and written with the call's others (rec_flush).
 local function rec_update(key, list, was_packed, ...)
-  if was_packed and repack(key, list, setting({...})) ~= nil then return end
+  if was_packed then
+    local h = {}
+    for i = 1, #list, 2 do h[list[i]] = list[i + 1] end
+    if repack(key, h, setting({...})) ~= nil then return end
+  end
   return redis.call('HSET', key, ...)
 end
 
