@@ -30,9 +30,10 @@ RECORD_FILES = [EMQ / "lua" / f"{name}.lua" for name in ("_record", "_pending", 
 RECORD_KEYS = {"rec_get": 1, "rec_has": 1, "rec_try_get": 1, "rec_fields": 1, "rec_all": 1, "rec_try_all": 1,
                "rec_try_fields": 1, "rec_set": 1, "rec_set_new": 1, "rec_add": 1, "rec_unset": 1, "rec_exists": 1,
                "rec_foreign": 1, "rec_count": None, "rec_delete": 1, "rec_create": 1, "rec_put": 1, "rec_update": 1,
-               "rec_fetched": 1}
+               "rec_fetched": 1, "rec_put_fields": 1}
 RECORD_NO_KEYS = {"rec_head", "rec_pack", "rec_unpack", "rec_flush", "rec_prefetch", "rec_fresh",
-                  "rec_rest", "rec_clean", "rec_write_all", "rec_claim", "rec_complete"}  # values, or ids
+                  "rec_rest", "rec_clean", "rec_write_all", "rec_claim", "rec_complete", "rec_table", "rec_decoded",
+                  "rec_take", "rec_pack_fields", "rec_flat"}  # values, or ids
 
 
 def lua(name: str) -> str:

@@ -188,7 +188,9 @@ def test_a_lookup_costs_the_same_whatever_the_number_of_queues(emq_env):
         client.config_resetstat()
         call()
         stats = {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in client.info("commandstats").items()}
-        return {k: stats.get(k, 0) for k in ("exists", "smembers", "hgetall", "sadd", "pexpire")}
+        out = {k: stats.get(k, 0) for k in ("exists", "smembers", "sadd", "pexpire")}
+        # a job's record read: HGETALL of a hash, GET of a packed one (EMQ_RECORD_FORMAT "2" reads that first)
+        return {**out, "hgetall": stats.get("hgetall", 0) + stats.get("get", 0)}
 
     assert commands(lambda: emq.get_job(gen[3].id)) == {"exists": 0, "smembers": 1, "hgetall": 1, "sadd": 0,
                                                         "pexpire": 0}

@@ -46,27 +46,68 @@ local function rec_unpack(s)
   return t
 end
 
--- A packed record's fields as a table (name -> value, v among them), decoded once a call a record: settling a
--- failure reads a record five times and more (the retry rule's fields, the error history, the worker), each a
--- decode. Keyed by the string itself, so a record written anew is a new entry. Reset each call (functions.RESET).
--- Read only: a change is made to a copy (rec_copy).
+-- A packed record's fields as a table (name -> value, v among them), made by a constructor (its slots made at once,
+-- not grown field by field).
+local function rec_table(s)
+  local state, attempts, claimed, lease_until, finished, worker, lease, group, at = rec_head(s)
+  local h = {v = '2', state = state, attempts = attempts, claimed = claimed, lease_until = lease_until,
+    finished = finished, worker = worker, lease = lease, group = group}
+  for i = 1, 8 do
+    if h[HEAD[i]] == '' then h[HEAD[i]] = nil end
+  end
+  at = at + 1
+  while at <= #s do
+    local stop = string.find(s, SEP, at, true)
+    local name = string.sub(s, at, (stop or 0) - 1)
+    if not stop then h[name] = nil; break end  -- a name with no value: not a field (rec_unpack's last item)
+    local next_stop = string.find(s, SEP, stop + 1, true)
+    h[name] = string.sub(s, stop + 1, (next_stop or 0) - 1)
+    at = next_stop and next_stop + 1 or #s + 1
+  end
+  return h
+end
+
+-- A packed record's fields, decoded once a call a record: settling a failure reads a record five times and more
+-- (the retry rule's fields, the error history, the worker). Keyed by the string itself, so a record written anew
+-- is a new entry; a write takes its record's table (rec_take) and leaves the new one's (rec_pack_fields). Reset
+-- each call (functions.RESET). Read only.
 local DECODED = {}
 local function rec_decoded(s)
   local h = DECODED[s]
   if not h then
-    local list = rec_unpack(s)
-    h = {}
-    for i = 1, #list, 2 do h[list[i]] = list[i + 1] end
+    h = rec_table(s)
     DECODED[s] = h
   end
   return h
 end
 
--- A table of fields to change (a decoded record's copy).
-local function rec_copy(h)
-  local t = {}
-  for name, value in pairs(h) do t[name] = value end
-  return t
+-- A packed record's fields for a change: its decoded table, taken from DECODED (records of equal text share one).
+local function rec_take(s)
+  local h = DECODED[s]
+  if h then DECODED[s] = nil else h = rec_table(s) end
+  return h
+end
+
+-- Fields (a table name -> value) packed, or nil when a value holds SEP. The table is left as the packed record
+-- decodes (values as text, a head field "" absent), and kept in DECODED for the record's next read.
+local function rec_pack_fields(h)
+  local head, t, n = {}, {}, 0
+  for i = 1, 8 do
+    local value = h[HEAD[i]] or ''
+    head[i] = value
+    if value == '' then h[HEAD[i]] = nil end
+  end
+  for name, value in pairs(h) do
+    if not HEAD_AT[name] and name ~= 'v' then t[n + 1], t[n + 2], n = name, value, n + 2 end
+  end
+  -- Every value is text or a number (the edits' tostring; table.concat takes both): one search for SEP in
+  -- them all, not one a value.
+  local values = table.concat(head, '') .. (n > 0 and table.concat(t, '') or '')
+  if string.find(values, SEP, 1, true) then return nil end
+  h.v = '2'
+  local s = PACKED .. table.concat(head, SEP) .. (n > 0 and SEP .. table.concat(t, SEP) or '')
+  DECODED[s] = h
+  return s
 end
 
 -- A flat list of fields packed, or nil when a value holds SEP (such a record stays a hash).

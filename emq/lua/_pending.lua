@@ -5,7 +5,9 @@
 ]]
 --- @include "_packed"
 -- Records this call packed and has yet to write (key -> value), written by rec_flush in one MSET; what the
--- call reads of them is what it wrote. Every helper below sees them first.
+-- call reads of them is what it wrote. Every helper below sees them first. A value is the packed text, or the
+-- table of a record's fields that a helper changed (rec_put_fields): packed once, at the flush, however many
+-- changes a call makes to it (settling a failure makes two and more).
 local PENDING, pending_n = {}, 0
 -- Packed records this call read ahead in one MGET (rec_prefetch: key -> value), each only seen to start as
 -- one does: rec_claim and rec_complete check the rest as they read its head, and the other helpers read it
@@ -34,25 +36,52 @@ local function rec_put(key, s)
   PENDING[key], FETCHED[key] = s, nil
 end
 
--- Write the records rec_put holds, in one MSET (the call's keys share its slot).
+-- Write a record's changed fields (a table, rec_table's form) at rec_flush.
+local function rec_put_fields(key, h)
+  if not PENDING[key] then pending_n = pending_n + 1 end
+  PENDING[key], FETCHED[key] = h, nil
+end
+
+-- A fields table as a flat list, name then value, v first (as rec_unpack gives a packed record's).
+local function rec_flat(h)
+  local t, n = {'v', '2'}, 2
+  for name, value in pairs(h) do
+    if name ~= 'v' then t[n + 1], t[n + 2], n = name, value, n + 2 end
+  end
+  return t
+end
+
+-- Write the records rec_put and rec_put_fields hold, in one MSET (the call's keys share its slot); a changed
+-- record that a value with SEP keeps from packing is written as a hash.
 local function rec_flush()
   if pending_n == 0 then return end
-  local t, n = {}, 0
+  local t, n, hashes = {}, 0, {}
   for key, s in pairs(PENDING) do
-    t[n + 1], t[n + 2], n = key, s, n + 2
+    if type(s) == 'table' then
+      local packed_text = rec_pack_fields(s)
+      if not packed_text then hashes[key] = s end
+      s = packed_text
+    end
+    if s then t[n + 1], t[n + 2], n = key, s, n + 2 end
   end
-  redis.call('MSET', unpack(t))
+  if n > 0 then redis.call('MSET', unpack(t)) end
+  for key, h in pairs(hashes) do
+    redis.call('DEL', key)
+    redis.call('HSET', key, unpack(rec_flat(h)))
+  end
   PENDING, pending_n, FETCHED = {}, 0, {}
 end
 
 -- A packed record (or a pending one) as a hash, for a write the packed form does not take (a value with SEP);
 -- true when key held one.
 local function unpack_to_hash(key)
-  local s = PENDING[key] or fetched(key) or redis.pcall('GET', key)
-  if not packed(s) then return false end
+  local pending = PENDING[key]
+  local changed = type(pending) == 'table'  -- its changed fields (a GET's error is a table too: not this)
+  local s = pending or fetched(key) or redis.pcall('GET', key)
+  if not changed and not packed(s) then return false end
   if PENDING[key] then PENDING[key], pending_n = nil, pending_n - 1 end
   FETCHED[key] = nil
-  local list = rec_unpack(s)
+  local list = changed and rec_flat(s) or rec_unpack(s)
   redis.call('DEL', key)
   redis.call('HSET', key, unpack(list))
   return true

@@ -45,6 +45,7 @@ end
 -- record (try) or a raise (not try).
 local function read_all(key, try)
   local s = PENDING[key] or fetched(key)
+  if type(s) == 'table' then return rec_flat(s), true end
   if s then return rec_unpack(s), true end
   if RECORD_FORMAT == '2' then  -- the format this release writes is tried first
     s = redis.pcall('GET', key)
@@ -78,8 +79,8 @@ local function read_fields(key, try, ...)
     if not r.err then return r end
   end
   local s = PENDING[key] or fetched(key)
-  if s then  -- read or written by this call: its fields decoded once (rec_decoded)
-    local h, out, names = rec_decoded(s), {}, {...}
+  if s then  -- read or written by this call: its fields decoded once (rec_decoded), or its changed fields
+    local h, out, names = type(s) == 'table' and s or rec_decoded(s), {}, {...}
     for i = 1, #names do out[i] = h[names[i]] or false end
     return out
   end
@@ -129,14 +130,16 @@ end
 -- caller runs the hash command then). A record the call read ahead or wrote waits for rec_flush's MSET.
 local function repack(key, h, edit)
   local answer = edit(h)
-  local flat, n = {}, 0
-  for name, value in pairs(h) do flat[n + 1], flat[n + 2], n = name, value, n + 2 end
-  local out = rec_pack(flat)
+  if PENDING[key] or FETCHED[key] then  -- packed at rec_flush, once for all of the call's changes
+    rec_put_fields(key, h)
+    return answer
+  end
+  local out = rec_pack_fields(h)
   if not out then
     unpack_to_hash(key)
     return nil
   end
-  if PENDING[key] or FETCHED[key] then rec_put(key, out) else redis.call('SET', key, out) end
+  redis.call('SET', key, out)
   return answer
 end
 
@@ -154,7 +157,9 @@ end
 
 -- The packed record at key, or nil (a hash, nothing, or something foreign).
 local function packed_at(key)
-  local s = PENDING[key] or fetched(key) or redis.pcall('GET', key)
+  local s = PENDING[key] or fetched(key)  -- packed text, or a pending record's changed fields
+  if s then return s end
+  s = redis.pcall('GET', key)  -- a hash's answer is an error table: not a record's fields
   if packed(s) then return s end
   return nil
 end
@@ -169,7 +174,7 @@ local function write(key, edit, command, ...)
     s = packed_at(key)
     if not s then error(r) end
   end
-  local answer = repack(key, rec_copy(rec_decoded(s)), edit)
+  local answer = repack(key, type(s) == 'table' and s or rec_take(s), edit)
   if answer ~= nil then return answer end
   return redis.call(command, key, ...)
 end
