@@ -12,6 +12,7 @@
 --- @include "_held"
 --- @include "_jobstats"
 --- @include "_lanes"
+--- @include "_pending"
 --- @include "_record"
 --- @include "_stats"
 --- @include "_suspend"
@@ -56,6 +57,7 @@ end
 local function promote_due(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', ns .. 'scheduled', '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0 end
+  rec_prefetch(ids, #ids)  -- packed records: read in one MGET, written in one MSET (rec_flush)
   for _, id in ipairs(ids) do
     local key = job_key(id)
     local f = rec_try_fields(key, 'state', 'group', 'priority')
@@ -73,6 +75,7 @@ local function promote_due(now, limit)
       misplaced(key, id, f[1], f[2], now)
     end
   end
+  rec_flush()
   redis.call('ZREM', ns .. 'scheduled', unpack(ids))
   wake('wake')
   return #ids
@@ -90,6 +93,7 @@ end
 local function reclaim_expired(now, limit, stall_from)
   local ids = redis.call('ZRANGEBYSCORE', ns .. 'leases', '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return ids, 0 end
+  rec_prefetch(ids, #ids)  -- packed records: read in one MGET, written in one MSET (rec_flush)
   local ready, dead, out, gone, kept, graced, stalls = 0, 0, {}, {}, {}, 0, {}
   for _, id in ipairs(ids) do
     local key = job_key(id)
@@ -140,6 +144,7 @@ local function reclaim_expired(now, limit, stall_from)
       end
     end
   end
+  rec_flush()
   stat_stalls(stalls, now)
   if #kept > 0 then redis.call('ZADD', ns .. 'leases', 'XX', unpack(kept)) end
   if #gone == 0 then return out, graced end
