@@ -14,6 +14,7 @@ from emq.core.engine import Queue
 from emq.core.records import Outcome
 from emq.testing import run_until_empty
 from tests import durable_jobs, jobs, records
+from tests.procs import wait_for
 
 PACKED = override_settings(EMQ_RECORD_FORMAT="2")
 
@@ -163,3 +164,19 @@ def test_a_process_that_writes_packed_records_reads_one_in_one_command(emq_env, 
     after = calls(client, names)
     assert {n: after[n] - before[n] for n in names} == {"get": 1, "hgetall": 0, "hmget": 0}
     assert (emq.get_job(hashed.id).args, emq.get_job(hashed.id).group) == ([3, 4], "g\x1fh")
+
+
+@PACKED
+def test_due_packed_jobs_are_promoted_by_their_head_and_a_priority_still_goes_first(emq_env, client):
+    """The Pump promotes a plain packed job by its head alone (_packed.lua's rec_ready); one with a priority takes
+    the whole path, which puts it at its lane's front even once its group has left priority mode (its lane
+    drained): it runs before the plain jobs that were ready first."""
+    q = Queue("default")
+    urgent = jobs.add.using(priority=5).enqueue_in(0.5, 9, 9)  # its group enters priority mode...
+    jobs.add.enqueue(0, 0)
+    assert len(q.bclaim(1, "w")) == 1  # ...and leaves it: its lane drained
+    plain = [jobs.add.enqueue(i, i) for i in (1, 2)] + [jobs.add.enqueue_in(0.2, 3, 3)]
+    wait_for(lambda: q.tick("t", 60_000, 1_000).promoted >= 0 and q.counts().ready == 4, timeout=10,
+             what="the two scheduled jobs promoted")
+    assert {client.type(q.keys.job(r.id)) for r in [*plain, urgent]} == {"string"}
+    assert [c.id for c in q.bclaim(4, "w")] == [urgent.id, *(r.id for r in plain)]

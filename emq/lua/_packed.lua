@@ -186,6 +186,16 @@ local function rec_claim(s, group, worker, now)
     .. rest, token, expiry, lease, rest
 end
 
+-- A scheduled packed record made ready by its head alone (the Pump's promotion of a due job): the record and its
+-- group; nil when the promotion needs the whole record (not scheduled, no group, or a priority, which decides
+-- the lane's end it joins; the search may also meet a value that reads "priority": then the whole path too).
+local function rec_ready(s)
+  local state, attempts, claimed, lease_until, finished, worker, lease, group, at = rec_head(s)
+  if state ~= 'scheduled' or group == '' or string.find(s, '\031priority\031', at, true) then return nil end
+  return PACKED .. 'ready' .. SEP .. attempts .. SEP .. claimed .. SEP .. lease_until .. SEP .. finished .. SEP ..
+    worker .. SEP .. lease .. SEP .. group .. string.sub(s, at), group
+end
+
 -- An active packed record completed by its head alone (value: the result JSON, "null" left out); nil when the
 -- finish needs the whole record (not this token's, or a mark to act on: a flow or quota to tell, a unique
 -- key, an unknown name's count, a result already there).

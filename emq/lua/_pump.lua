@@ -12,6 +12,7 @@
 --- @include "_held"
 --- @include "_jobstats"
 --- @include "_lanes"
+--- @include "_packed"
 --- @include "_pending"
 --- @include "_record"
 --- @include "_stats"
@@ -60,8 +61,15 @@ local function promote_due(now, limit)
   rec_prefetch(ids, #ids)  -- packed records: read in one MGET, written in one MSET (rec_flush)
   for _, id in ipairs(ids) do
     local key = job_key(id)
-    local f = rec_try_fields(key, 'state', 'group', 'priority')
-    if f.err then
+    local record, group, f
+    local s = rec_fetched(key)
+    if s then record, group = rec_ready(s) end  -- a plain packed job: its head alone (_packed.lua)
+    if not record then f = rec_try_fields(key, 'state', 'group', 'priority') end
+    if record then
+      rec_put(key, record)
+      lane_push(group, id, false)
+      emit('ready', id)
+    elseif f.err then
       unhashed(key, id, f, now)  -- the key holds no hash: dead as corrupt (_checks.lua)
     elseif f[1] == 'scheduled' and f[2] then
       rec_set(key, 'state', 'ready')
