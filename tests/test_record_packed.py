@@ -67,10 +67,15 @@ def test_a_failing_job_keeps_its_errors_and_ends_dead_packed(emq_env, client):
 
 
 @PACKED
-def test_a_durable_job_journals_in_its_packed_record(emq_env, tmp_path):
+def test_a_durable_job_becomes_a_hash_at_its_first_step_and_runs_its_steps_once(emq_env, client, tmp_path):
+    """A journal grows with every step: a packed record would be read and rewritten whole each time, so a job
+    that records one is a hash from then on (_packed.lua's JOURNAL), where a step is one field written."""
     ref = durable_jobs.flaky_steps.enqueue(str(tmp_path / "log"))
+    key = Queue("default").keys.job(ref.id)
+    assert client.type(key) == "string"
     run_until_empty()
-    assert emq.get_job(ref.id).state == "completed"
+    assert emq.get_job(ref.id).state == "completed" and client.type(key) == "hash"
+    assert durable_jobs.lines(tmp_path / "log") == ["one", "two", "two"]  # step one once, step two retried
 
 
 @override_settings(EMQ_RECORD_FORMAT="1")

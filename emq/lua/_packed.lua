@@ -16,6 +16,10 @@ local HEAD_AT = {state = 1, attempts = 2, claimed = 3, lease_until = 4, finished
 local VALUE = '\031([^\031]*)'
 local HEAD_MATCH = '^\031v\0312' .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. '()'
 local VALUE_SHAPE = '\031[^\031]*'
+-- A durable job's journal (_journal.lua: fields "@..."): a job that records one is a hash from then on, where a
+-- step is one HSET, not the whole record rewritten (a journal grows with every step). Looked for once in a
+-- record's rest; a value that starts with "@" is found too, and keeps its job a hash: never a wrong read.
+local JOURNAL = '\031@'
 local HEAD_SHAPE = '^\031v\0312' .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE ..
   VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE
 
@@ -104,8 +108,10 @@ local function rec_pack_fields(h)
   -- them all, not one a value.
   local values = table.concat(head, '') .. (n > 0 and table.concat(t, '') or '')
   if string.find(values, SEP, 1, true) then return nil end
+  local rest = n > 0 and SEP .. table.concat(t, SEP) or ''
+  if string.find(rest, JOURNAL, 1, true) then return nil end
   h.v = '2'
-  local s = PACKED .. table.concat(head, SEP) .. (n > 0 and SEP .. table.concat(t, SEP) or '')
+  local s = PACKED .. table.concat(head, SEP) .. rest
   DECODED[s] = h
   return s
 end
@@ -124,6 +130,7 @@ local function rec_pack(list)
     end
   end
   local rest = n > 0 and SEP .. table.concat(t, SEP) or ''
+  if string.find(rest, JOURNAL, 1, true) then return nil end
   return PACKED .. table.concat(head, SEP) .. rest
 end
 

@@ -20,6 +20,10 @@
 ]]
 --- @include "_packed"
 --- @include "_pending"
+-- The keys this call found holding a hash (read_fields), which it reads and writes with hash commands at once, no
+-- GET first under format 2 (a durable job's journal, many calls a step). Reset each call (functions.RESET).
+local HASHED = {}
+
 -- The key of job id's record.
 local function job_key(id)
   return ns .. 'job:' .. id
@@ -73,16 +77,28 @@ local function pick(list, names)
   return out
 end
 
+-- Fields of a packed record's text or of its changed fields (a table), in the order asked (false where absent).
+local function picked(s, ...)
+  local h, out, names = type(s) == 'table' and s or rec_decoded(s), {}, {...}
+  for i = 1, #names do out[i] = h[names[i]] or false end
+  return out
+end
+
 local function read_fields(key, try, ...)
-  if RECORD_FORMAT ~= '2' and not PENDING[key] and not FETCHED[key] then
+  local s = PENDING[key] or fetched(key)
+  if s then return picked(s, ...) end  -- read or written by this call: decoded once (rec_decoded), or changed
+  if RECORD_FORMAT ~= '2' or HASHED[key] then
     local r = redis.pcall('HMGET', key, ...)
     if not r.err then return r end
-  end
-  local s = PENDING[key] or fetched(key)
-  if s then  -- read or written by this call: its fields decoded once (rec_decoded), or its changed fields
-    local h, out, names = type(s) == 'table' and s or rec_decoded(s), {}, {...}
-    for i = 1, #names do out[i] = h[names[i]] or false end
-    return out
+  else  -- the format this release writes first; a hash (a journal, a value with SEP, an older job): its fields
+    s = redis.pcall('GET', key)
+    if packed(s) then return picked(s, ...) end
+    if s == false then return pick({}, {...}) end
+    local r = redis.pcall('HMGET', key, ...)
+    if not r.err then
+      HASHED[key] = true
+      return r
+    end
   end
   local list = read_all(key, try)
   if list.err then return list end
@@ -159,6 +175,7 @@ end
 local function packed_at(key)
   local s = PENDING[key] or fetched(key)  -- packed text, or a pending record's changed fields
   if s then return s end
+  if HASHED[key] then return nil end
   s = redis.pcall('GET', key)  -- a hash's answer is an error table: not a record's fields
   if packed(s) then return s end
   return nil
@@ -209,6 +226,7 @@ local function rec_create(key, ...)
     local s = rec_pack({...})
     if s then
       redis.call('SET', key, s)
+      HASHED[key] = nil
       return
     end
   end
@@ -260,7 +278,7 @@ local function rec_delete(keys)
   if #keys == 0 then return end
   for i = 1, #keys do
     if PENDING[keys[i]] then PENDING[keys[i]], pending_n = nil, pending_n - 1 end
-    FETCHED[keys[i]] = nil
+    FETCHED[keys[i]], HASHED[keys[i]] = nil, nil
   end
   redis.call('DEL', unpack(keys))
 end
