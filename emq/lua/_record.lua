@@ -8,8 +8,10 @@
   - Format "2": one packed string (_packed.lua). A claim and a finish read a batch's records in one MGET
     (rec_prefetch), lease or complete a plain job by its head alone (rec_claim, rec_complete) and write the
     batch in one MSET (rec_put, rec_flush); a mint builds records by concatenation and writes a chunk in one
-    MSET. They never decode a record into a Lua table, which costs what HGETALL does; the other helpers do
-    (rec_unpack, rec_pack), for the scripts off the hot path.
+    MSET. They never decode a record into a Lua table, which costs what HGETALL does; the other helpers do,
+    once a call a record (rec_decoded), and a record read ahead keeps its changes as that table until the
+    flush packs it once (rec_put_fields). The Pump promotes a plain due job by its head too (rec_ready). A
+    record with a journal (a durable job's steps) or a value holding SEP stays a hash.
   In either, a field is left out while it holds its default (_defaults.lua). This release writes the format
   RECORD_FORMAT names (the scripts' prologue, EMQ_RECORD_FORMAT: core/scripts.py), "1" unless set: a
   release must read a format before one writes it (stored.py, rule 2).
@@ -51,7 +53,7 @@ local function read_all(key, try)
   local s = PENDING[key] or fetched(key)
   if type(s) == 'table' then return rec_flat(s), true end
   if s then return rec_unpack(s), true end
-  if RECORD_FORMAT == '2' then  -- the format this release writes is tried first
+  if RECORD_FORMAT == '2' and not HASHED[key] then  -- the format this release writes is tried first
     s = redis.pcall('GET', key)
     if type(s) == 'string' then
       if packed(s) then return rec_unpack(s), true end
