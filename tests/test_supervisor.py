@@ -68,19 +68,23 @@ def test_burst_processes_exit_when_drained(emq_env):
 
 @pytest.mark.timing  # exit within the 2 s grace + 1.5 s, seen 2.6-3.0 s on a quiet machine
 @pytest.mark.one_server  # its subject is the processes, not the server
-def test_a_stop_past_the_grace_takes_the_grace_not_a_second_more_per_running_job(emq_env):
+def test_a_stop_past_the_grace_takes_the_grace_not_a_second_more_per_running_job(emq_env, tmp_path):
     """SIGTERM with 30 jobs running past --grace 2: exit within the grace and a small constant, not a second
     more per job (issue #34: 13.2 s with 10 jobs, the slot threads were joined a second each); their
-    leases are released, so they are ready again at once."""
+    leases are released, so they are ready again at once. The worker's log is kept: a rare exit 70 (UNCLEAN)
+    was seen once in CI under Python 3.13, with the log discarded."""
     running = 30
     q = Queue("default")
     refs = jobs.nap.using(lease=600).enqueue_many([((60,), {}) for _ in range(running)])
-    proc = manage(emq_env, "emq_worker", "--concurrency", str(running), "--grace", "2", stderr=subprocess.DEVNULL)
+    log = tmp_path / "worker.log"
+    with log.open("w") as err:
+        proc = manage(emq_env, "emq_worker", "--concurrency", str(running), "--grace", "2", stderr=err)
     try:
         wait_for(lambda: q.counts().active == running, timeout=30, what=f"{running} jobs running")
         asked = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        code = proc.wait(timeout=30)
+        assert code == 0, f"exit {code}; the worker's last lines:\n" + "\n".join(log.read_text().splitlines()[-40:])
         took = time.monotonic() - asked
     finally:
         if proc.poll() is None:
