@@ -29,27 +29,6 @@ local function rec_head(s)
   return string.match(s, HEAD_MATCH)
 end
 
--- A packed record's fields as a flat list, name then value, as HGETALL answers a hash's (v = 2 first).
-local function rec_unpack(s)
-  local h = {rec_head(s)}
-  local t, n = {'v', '2'}, 2
-  for i = 1, 8 do
-    if h[i] ~= '' then t[n + 1], t[n + 2], n = HEAD[i], h[i], n + 2 end
-  end
-  local at = h[9] + 1
-  while at <= #s do
-    local stop = string.find(s, SEP, at, true)
-    n = n + 1
-    if not stop then
-      t[n] = string.sub(s, at)
-      break
-    end
-    t[n] = string.sub(s, at, stop - 1)
-    at = stop + 1
-  end
-  return t
-end
-
 -- A packed record's fields as a table (name -> value, v among them), made by a constructor (its slots made at once,
 -- not grown field by field).
 local function rec_table(s)
@@ -63,7 +42,7 @@ local function rec_table(s)
   while at <= #s do
     local stop = string.find(s, SEP, at, true)
     local name = string.sub(s, at, (stop or 0) - 1)
-    if not stop then h[name] = nil; break end  -- a name with no value: not a field (rec_unpack's last item)
+    if not stop then h[name] = nil; break end  -- a name with no value: not a field
     local next_stop = string.find(s, SEP, stop + 1, true)
     h[name] = string.sub(s, stop + 1, (next_stop or 0) - 1)
     at = next_stop and next_stop + 1 or #s + 1
@@ -83,6 +62,20 @@ local function rec_decoded(s)
     DECODED[s] = h
   end
   return h
+end
+
+-- A fields table as a flat list, name then value, v first: what HGETALL answers a hash's.
+local function rec_flat(h)
+  local t, n = {'v', '2'}, 2
+  for name, value in pairs(h) do
+    if name ~= 'v' then t[n + 1], t[n + 2], n = name, value, n + 2 end
+  end
+  return t
+end
+
+-- A packed record's fields as a flat list (rec_decoded's, so one decoder reads the layout).
+local function rec_unpack(s)
+  return rec_flat(rec_decoded(s))
 end
 
 -- A packed record's fields for a change: its decoded table, taken from DECODED (records of equal text share one).

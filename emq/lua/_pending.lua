@@ -42,15 +42,6 @@ local function rec_put_fields(key, h)
   PENDING[key], FETCHED[key] = h, nil
 end
 
--- A fields table as a flat list, name then value, v first (as rec_unpack gives a packed record's).
-local function rec_flat(h)
-  local t, n = {'v', '2'}, 2
-  for name, value in pairs(h) do
-    if name ~= 'v' then t[n + 1], t[n + 2], n = name, value, n + 2 end
-  end
-  return t
-end
-
 -- Write the records rec_put and rec_put_fields hold, in one MSET (the call's keys share its slot); a changed
 -- record that a value with SEP keeps from packing is written as a hash.
 local function rec_flush()
