@@ -47,8 +47,14 @@ def pack(record: Mapping[str, str]) -> str | None:
         return None
     rest = [x for name, value in record.items() if name not in stored.HEAD and name != stored.VERSION
             for x in (name, str(value))]
-    head = [str(record.get(name, "")) for name in stored.HEAD]
+    head = [str(record.get(name, "")) if name else _marks(record) for name in stored.HEAD]
     return stored.PACKED + stored.SEP.join(head + rest)
+
+
+def _marks(record: Mapping[str, str]) -> str:
+    """The head's marks (_packed.lua's rec_marks): a letter for each of these fields present, in this order."""
+    marked = [("priority", "p"), ("notify", "n"), ("unique", "u"), ("unknown", "k"), ("result", "r")]
+    return "".join("s" if m == "u" and str(record[f]).startswith("s") else m for f, m in marked if record.get(f))
 
 
 # Swap a packed record for its new form, unless it changed since it was read (then 0: read again).

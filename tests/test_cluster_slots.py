@@ -33,7 +33,7 @@ RECORD_KEYS = {"rec_get": 1, "rec_has": 1, "rec_try_get": 1, "rec_fields": 1, "r
                "rec_fetched": 1, "rec_put_fields": 1}
 RECORD_NO_KEYS = {"rec_head", "rec_pack", "rec_unpack", "rec_flush", "rec_prefetch", "rec_fresh",
                   "rec_rest", "rec_clean", "rec_write_all", "rec_claim", "rec_complete", "rec_table", "rec_decoded",
-                  "rec_take", "rec_pack_fields", "rec_flat", "rec_ready"}  # values, or ids
+                  "rec_take", "rec_pack_fields", "rec_flat", "rec_ready", "rec_marks"}  # values, or ids
 
 
 def lua(name: str) -> str:

@@ -103,7 +103,7 @@ def test_a_value_holding_the_separator_keeps_its_job_a_hash(emq_env, client):
 @PACKED
 @pytest.mark.parametrize("foreign", ["not a job", stored.PACKED + "ready\x1f1\x1f"])
 def test_a_string_emq_did_not_write_is_still_quarantined(emq_env, client, foreign):
-    """Also one that starts as a packed record does but lacks a head's eight values (_packed.lua's HEAD_SHAPE)."""
+    """Also one that starts as a packed record does but lacks a head's nine values (_packed.lua's HEAD_SHAPE)."""
     ref = jobs.add.enqueue(1, 2)
     key = Queue("default").keys.job(ref.id)
     client.set(key, foreign)
@@ -113,8 +113,10 @@ def test_a_string_emq_did_not_write_is_still_quarantined(emq_env, client, foreig
 
 
 @pytest.mark.parametrize("raw, fields", [
-    (stored.PACKED + "ready\x1f\x1f\x1f\x1f\x1f\x1f30000\x1f_\x1ffn\x1fa.b", {"v": "2", "state": "ready",
-                                                                          "lease": "30000", "group": "_", "fn": "a.b"}),
+    (stored.PACKED + "ready\x1f\x1f\x1f\x1f_\x1f30000\x1f\x1f\x1f\x1ffn\x1fa.b", {
+        "v": "2", "state": "ready", "lease": "30000", "group": "_", "fn": "a.b"}),
+    (stored.PACKED + "ready\x1fp\x1f2\x1f\x1f_\x1f30000\x1f\x1f\x1f\x1fpriority\x1f3", {
+        "v": "2", "state": "ready", "attempts": "2", "lease": "30000", "group": "_", "priority": "3"}),
     ("ready", None), (stored.PACKED + "ready", None),
 ])
 def test_the_python_reader_decodes_what_the_lua_writes(raw, fields):
@@ -185,3 +187,24 @@ def test_due_packed_jobs_are_promoted_by_their_head_and_a_priority_still_goes_fi
              what="the two scheduled jobs promoted")
     assert {client.type(q.keys.job(r.id)) for r in [*plain, urgent]} == {"string"}
     assert [c.id for c in q.bclaim(4, "w")] == [urgent.id, *(r.id for r in plain)]
+
+
+@PACKED
+def test_the_head_marks_each_field_a_claim_or_a_finish_must_act_on(emq_env, client):
+    """A claim and a finish take a packed job by its head's first bytes only when its marks (_packed.lua's MARKS)
+    say the rest holds nothing to act on, so every writer must mark such a field: a priority, a unique key
+    ("s" when it frees at start), a result. Each job still ends as its fields say: the unique keys are free."""
+    q = Queue("default")
+    unique, at_start = jobs.add.using(unique_for=60), jobs.add.using(unique_for=60, unique_until="start")
+    refs = [jobs.add.enqueue(1, 2), jobs.add.using(priority=2).enqueue(3, 4), unique.enqueue(5, 6),
+            at_start.enqueue(7, 8)]
+
+    def marks():
+        return [client.get(q.keys.job(r.id)).split(stored.SEP)[4] for r in refs]
+
+    assert marks() == ["", "p", "u", "s"]
+    run_until_empty()
+    assert [emq.get_job(r.id).result for r in refs] == [3, 7, 11, 15]
+    assert marks()[:2] == ["r", "pr"]
+    again = [unique.enqueue(5, 6), at_start.enqueue(7, 8)]
+    assert {r.id for r in again}.isdisjoint(r.id for r in refs)

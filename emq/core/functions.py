@@ -52,7 +52,8 @@ RESET = {"ns": "keys[1]", "events": "{}", "counters_mode": "nil", "ready_pending
 CONSTANTS = frozenset({"EVENTS_MAX", "EVENT_CHUNK", "FORMAT", "DEFAULT", "DEFAULTS", "KNOWN", "SETTLED", "JOB_FIELDS",
                        "OPTIONAL", "PMARK", "flow_finished", "reopen", "CHORD_READ", "REVIVE_ADD", "ORPHAN_BATCH",
                        "ORPHAN_EVERY", "CLASS_LEN", "MAX_CLASSES", "OTHER", "KEEL", "KEEL_MIN", "SEP", "PACKED",
-                       "HEAD", "HEAD_AT", "HEAD_MATCH", "HEAD_SHAPE",
+                       "HEAD", "HEAD_AT", "HEAD_MATCH", "HEAD_SHAPE", "CLAIM_MATCH", "COMPLETE_MATCH",
+                       "READY_MATCH", "SCHEDULED_END", "MARKS", "MARK",
                        "VALUE", "VALUE_SHAPE", "JOURNAL"})
 # A top-level local that is not a function: "local a, b = ..." or "local a" in column 0.
 TOP_LOCAL = re.compile(r"^local (?!function )([\w, ]+?)\s*(?:=|$)", re.M)

@@ -55,7 +55,9 @@ FORMAT = "1"  # what put_job writes in a job's field VERSION (a hash; "2": packe
 VERSION = "v"
 SEP = "\x1f"  # format "2": a record is one string (``packed``), its parts joined by SEP
 PACKED = f"{SEP}v{SEP}2{SEP}"  # how a packed record starts
-HEAD = ("state", "attempts", "claimed", "lease_until", "finished", "worker", "lease", "group")  # its head's fields
+# Its head's slots; the second ("") holds marks, no field (_packed.lua's MARKS: a letter a field a claim or a finish
+# must act on), which only the Lua writers make and read.
+HEAD = ("state", "", "attempts", "finished", "group", "lease", "claimed", "lease_until", "worker")
 BEFORE = "0"  # the format of a job without VERSION: v0.2.0's
 _V0 = {"args": "[]", "kwargs": "{}", "attempts": "0", "max_attempts": "3", "max_stalled": "1", "backoff": "1,300",
        "timeout": "3600000,0"}
@@ -103,16 +105,16 @@ def reads(fields: Sequence[str]) -> list[str]:
 
 
 def packed(raw: Any) -> dict[str, str] | None:
-    """A packed record's fields (format "2", one string: PACKED, the values of HEAD's fields in its order, ""
+    """A packed record's fields (format "2", one string: PACKED, the values of HEAD's slots in its order, ""
     for absent, then SEP name SEP value for each other field), or None when raw is not one. ``_record.lua``
     writes it and keeps the same layout."""
     if not isinstance(raw, str) or not raw.startswith(PACKED):
         return None
     items = raw.split(SEP)
-    if len(items) < 3 + len(HEAD) or len(items) % 2 == 0:
+    if len(items) < 3 + len(HEAD) or (len(items) - len(HEAD)) % 2 == 0:
         return None
     out = {VERSION: "2"}
-    out.update((name, value) for name, value in zip(HEAD, items[3 : 3 + len(HEAD)], strict=True) if value)
+    out.update((name, value) for name, value in zip(HEAD, items[3 : 3 + len(HEAD)], strict=True) if value and name)
     rest = items[3 + len(HEAD) :]
     out.update(zip(rest[::2], rest[1::2], strict=True))
     return out

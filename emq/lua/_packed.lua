@@ -1,30 +1,64 @@
 --[[
   _packed: format "2"'s encoding of a job's record, one string (_record.lua, its owner, says when it is
-  written; core/stored.py decodes it in Python the same way). PACKED, then the values of HEAD's fields in
+  written; core/stored.py decodes it in Python the same way). PACKED, then the values of HEAD's slots in
   its order ("" for absent), then SEP name SEP value for each other field. SEP is the unit separator (byte
   31), which no JSON text holds unescaped; a value that holds it is never packed. A claim and a finish read
   and rewrite only the head (one string.match, one concatenation) and hand the rest on whole.
+  The head's second slot is not a field: its marks, a letter for each field a claim or a finish must act on
+  (MARKS: priority, notify, unique, unique until start, unknown, result), written by every writer of a packed
+  record from its fields. A plain job's are "", so the finish's one pattern tells it by its first bytes
+  (state, marks, token, no finished time) and the claim reads no field of the rest: no search a job.
 ]]
 --- @include "_clock"
 local SEP = '\031'
 local PACKED = '\031v\0312\031'  -- how a packed record starts: the pair v = 2, unnamed
-local HEAD = {'state', 'attempts', 'claimed', 'lease_until', 'finished', 'worker', 'lease', 'group'}
-local HEAD_AT = {state = 1, attempts = 2, claimed = 3, lease_until = 4, finished = 5, worker = 6, lease = 7, group = 8}
--- The head's eight values, then where the rest starts (at its SEP, or past the end when there is none);
+-- The head's slots: the fields a run changes or a claim reads, in the order the hot paths read them; the
+-- second ('', never a field's name) holds the marks.
+local HEAD = {'state', '', 'attempts', 'finished', 'group', 'lease', 'claimed', 'lease_until', 'worker'}
+local HEAD_AT = {state = 1, attempts = 3, finished = 4, group = 5, lease = 6, claimed = 7, lease_until = 8, worker = 9}
+-- The head's nine values, then where the rest starts (at its SEP, or past the end when there is none);
 -- HEAD_SHAPE, the same without captures, only tells a packed record (no string made for its values). Built
 -- from one value's pattern: concatenation only, as `string` is not there when a library loads.
 local VALUE = '\031([^\031]*)'
-local HEAD_MATCH = '^\031v\0312' .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. '()'
 local VALUE_SHAPE = '\031[^\031]*'
+local HEAD_MATCH = '^\031v\0312' .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE ..
+  '()'
+-- A ready record's marks, attempts, finished, group and lease, and where its rest starts (rec_claim).
+local CLAIM_MATCH = '^\031v\0312\031ready' .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE_SHAPE .. VALUE_SHAPE ..
+  VALUE_SHAPE .. '()'
+-- An active record with no mark but a priority and no finished time: its marks ("" or "p"), its token, and
+-- where its group starts (rec_complete).
+local COMPLETE_MATCH = '^\031v\0312\031active\031(p?)\031(%d+)\031\031()'
+-- A scheduled record's marks and group (rec_ready); the state is the head's first value, SCHEDULED_END past it.
+local READY_MATCH = '^\031v\0312\031scheduled' .. VALUE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE
+local SCHEDULED_END = 15
+-- The fields marked, each by its letter, in this order (rec_marks); a unique key freed at start ("s...")
+-- is "s", not "u".
+local MARKS = {'priority', 'notify', 'unique', 'unknown', 'result'}
+local MARK = {priority = 'p', notify = 'n', unique = 'u', unknown = 'k', result = 'r'}
 -- A durable job's journal (_journal.lua: fields "@..."): a job that records one is a hash from then on, where a
 -- step is one HSET, not the whole record rewritten (a journal grows with every step). Looked for once in a
 -- record's rest; a value that starts with "@" is found too, and keeps its job a hash: never a wrong read.
 local JOURNAL = '\031@'
 local HEAD_SHAPE = '^\031v\0312' .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE ..
-  VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE
+  VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE
 
--- The head of packed record s: state, attempts, claimed, lease_until, finished, worker, lease, group (""
--- for absent), and where the rest begins.
+-- The marks of a record's fields (get: name -> value or nil).
+local function rec_marks(get)
+  local m = ''
+  for i = 1, 5 do
+    local value = get[MARKS[i]]
+    if value and value ~= '' then
+      local letter = MARK[MARKS[i]]
+      if letter == 'u' and string.sub(value, 1, 1) == 's' then letter = 's' end
+      m = m .. letter
+    end
+  end
+  return m
+end
+
+-- The head of packed record s: state, marks, attempts, finished, group, lease, claimed, lease_until, worker
+-- ("" for absent), and where the rest begins.
 local function rec_head(s)
   return string.match(s, HEAD_MATCH)
 end
@@ -32,11 +66,11 @@ end
 -- A packed record's fields as a table (name -> value, v among them), made by a constructor (its slots made at once,
 -- not grown field by field).
 local function rec_table(s)
-  local state, attempts, claimed, lease_until, finished, worker, lease, group, at = rec_head(s)
+  local state, _, attempts, finished, group, lease, claimed, lease_until, worker, at = rec_head(s)
   local h = {v = '2', state = state, attempts = attempts, claimed = claimed, lease_until = lease_until,
     finished = finished, worker = worker, lease = lease, group = group}
-  for i = 1, 8 do
-    if h[HEAD[i]] == '' then h[HEAD[i]] = nil end
+  for name in pairs(HEAD_AT) do
+    if h[name] == '' then h[name] = nil end
   end
   at = at + 1
   while at <= #s do
@@ -88,12 +122,13 @@ end
 -- Fields (a table name -> value) packed, or nil when a value holds SEP. The table is left as the packed record
 -- decodes (values as text, a head field "" absent), and kept in DECODED for the record's next read.
 local function rec_pack_fields(h)
-  local head, t, n = {}, {}, 0
-  for i = 1, 8 do
-    local value = h[HEAD[i]] or ''
+  local head, t, n = {'', '', '', '', '', '', '', '', ''}, {}, 0
+  for name, i in pairs(HEAD_AT) do
+    local value = h[name] or ''
     head[i] = value
-    if value == '' then h[HEAD[i]] = nil end
+    if value == '' then h[name] = nil end
   end
+  head[2] = rec_marks(h)
   for name, value in pairs(h) do
     if not HEAD_AT[name] and name ~= 'v' then t[n + 1], t[n + 2], n = name, value, n + 2 end
   end
@@ -111,7 +146,7 @@ end
 
 -- A flat list of fields packed, or nil when a value holds SEP (such a record stays a hash).
 local function rec_pack(list)
-  local head, t, n = {'', '', '', '', '', '', '', ''}, {}, 0
+  local head, t, n, marked = {'', '', '', '', '', '', '', '', ''}, {}, 0, {}
   for i = 1, #list, 2 do
     local name, value = list[i], tostring(list[i + 1])
     if string.find(value, SEP, 1, true) then return nil end
@@ -120,8 +155,10 @@ local function rec_pack(list)
       head[at] = value
     elseif name ~= 'v' then
       t[n + 1], t[n + 2], n = name, value, n + 2
+      if MARK[name] then marked[name] = value end
     end
   end
+  head[2] = rec_marks(marked)
   local rest = n > 0 and SEP .. table.concat(t, SEP) or ''
   if string.find(rest, JOURNAL, 1, true) then return nil end
   return PACKED .. table.concat(head, SEP) .. rest
@@ -132,9 +169,10 @@ local function packed(s)
   return type(s) == 'string' and string.find(s, HEAD_SHAPE) ~= nil
 end
 
--- A new job's packed record from its head's state, lease and group and its rest (rec_rest's, joined).
-local function rec_fresh(state, lease, group, rest)
-  return PACKED .. state .. '\031\031\031\031\031\031' .. lease .. SEP .. group .. rest
+-- A new job's packed record from its head's state, marks, group and lease and its rest (rec_rest's, joined;
+-- the marks its fields call for: rec_marks).
+local function rec_fresh(state, marks, group, lease, rest)
+  return PACKED .. state .. SEP .. marks .. '\031\031\031' .. group .. SEP .. lease .. '\031\031\031' .. rest
 end
 
 -- Fields (name, value, ...) as a packed record's rest, or nil when a value holds SEP.
@@ -165,12 +203,11 @@ end
 
 -- A ready packed record leased by its head alone: the record leased, its token, expiry, lease and rest
 -- (the worker decodes the rest: stored.py); nil when the claim needs the whole record (not ready in group, a
--- journal to bring, a unique key freed at start, a head a claim cannot use). The caller has seen that worker
--- holds no SEP (once a call).
+-- unique key freed at start, a head a claim cannot use). The caller has seen that worker holds no SEP (once a
+-- call). A durable job's journal ("@n") is never in a packed record (JOURNAL).
 local function rec_claim(s, group, worker, now)
-  local state, attempts, _, _, finished, _, lease, g, at = rec_head(s)
-  if state ~= 'ready' or g ~= group or string.find(s, '\031@n\031', at, true)
-      or string.find(s, '\031unique\031s', at, true) then return nil end
+  local marks, attempts, finished, g, lease, at = string.match(s, CLAIM_MATCH)
+  if not at or g ~= group or marks ~= '' and string.find(marks, 's', 1, true) then return nil end
   local ms, token = lease_ms(lease), 1  -- a job never claimed stores no attempts: its token is 1, no tonumber
   if not ms then return nil end
   if attempts ~= '' then
@@ -181,32 +218,30 @@ local function rec_claim(s, group, worker, now)
   local expiry = now + ms
   local rest = string.sub(s, at)
   -- One concatenation, num_text's memo read here first: no Lua call a job for either.
-  return PACKED .. 'active' .. SEP .. (NUM_TEXT[token] or num_text(token)) .. SEP .. (NUM_TEXT[now] or num_text(now))
-    .. SEP .. (NUM_TEXT[expiry] or num_text(expiry)) .. SEP .. finished .. SEP .. worker .. SEP .. lease .. SEP .. g
-    .. rest, token, expiry, lease, rest
+  return PACKED .. 'active' .. SEP .. marks .. SEP .. (NUM_TEXT[token] or num_text(token)) .. SEP .. finished .. SEP
+    .. g .. SEP .. lease .. SEP .. (NUM_TEXT[now] or num_text(now)) .. SEP .. (NUM_TEXT[expiry] or num_text(expiry))
+    .. SEP .. worker .. rest, token, expiry, lease, rest
 end
 
 -- A scheduled packed record made ready by its head alone (the Pump's promotion of a due job): the record and its
 -- group; nil when the promotion needs the whole record (not scheduled, no group, or a priority, which decides
--- the lane's end it joins; the search may also meet a value that reads "priority": then the whole path too).
+-- the lane's end it joins).
 local function rec_ready(s)
-  local state, attempts, claimed, lease_until, finished, worker, lease, group, at = rec_head(s)
-  if state ~= 'scheduled' or group == '' or string.find(s, '\031priority\031', at, true) then return nil end
-  return PACKED .. 'ready' .. SEP .. attempts .. SEP .. claimed .. SEP .. lease_until .. SEP .. finished .. SEP ..
-    worker .. SEP .. lease .. SEP .. group .. string.sub(s, at), group
+  local marks, group = string.match(s, READY_MATCH)
+  if not group or group == '' or string.find(marks, 'p', 1, true) then return nil end
+  return PACKED .. 'ready' .. string.sub(s, SCHEDULED_END), group
 end
 
 -- An active packed record completed by its head alone (value: the result JSON, "null" left out); nil when the
--- finish needs the whole record (not this token's, or a mark to act on: a flow or quota to tell, a unique
--- key, an unknown name's count, a result already there).
+-- finish needs the whole record (not this token's, a finished time there, or a mark to act on: a flow or quota
+-- to tell, a unique key, an unknown name's count, a result already there). A priority's mark stays.
 local function rec_complete(s, token, value, now)
-  local state, attempts, claimed, lease_until, _, worker, lease, group, at = rec_head(s)
-  if state ~= 'active' or attempts ~= token or string.find(s, '\031notify\031', at, true)
-      or string.find(s, '\031unique\031', at, true) or string.find(s, '\031unknown\031', at, true)
-      or string.find(s, '\031result\031', at, true) or value ~= 'null' and string.find(value, SEP, 1, true) then
-    return nil
+  local marks, attempts, at = string.match(s, COMPLETE_MATCH)
+  if attempts ~= token or value ~= 'null' and string.find(value, SEP, 1, true) then return nil end
+  if value == 'null' then
+    return PACKED .. 'completed' .. SEP .. marks .. SEP .. token .. SEP .. (NUM_TEXT[now] or num_text(now)) .. SEP
+      .. string.sub(s, at)
   end
-  local result = value ~= 'null' and '\031result\031' .. value or ''
-  return PACKED .. 'completed' .. SEP .. attempts .. SEP .. claimed .. SEP .. lease_until .. SEP ..
-    (NUM_TEXT[now] or num_text(now)) .. SEP .. worker .. SEP .. lease .. SEP .. group .. string.sub(s, at) .. result
+  return PACKED .. 'completed' .. SEP .. marks .. 'r' .. SEP .. token .. SEP .. (NUM_TEXT[now] or num_text(now)) ..
+    SEP .. string.sub(s, at) .. '\031result\031' .. value
 end

@@ -9,9 +9,9 @@
 -- table of a record's fields that a helper changed (rec_put_fields): packed once, at the flush, however many
 -- changes a call makes to it (settling a failure makes two and more).
 local PENDING, pending_n = {}, 0
--- Packed records this call read ahead in one MGET (rec_prefetch: key -> value), each only seen to start as
--- one does: rec_claim and rec_complete check the rest as they read its head, and the other helpers read it
--- through fetched, which checks it whole first. A write through these helpers moves its record to PENDING.
+-- Strings this call read ahead in one MGET (rec_prefetch: key -> value), unchecked: rec_claim, rec_complete and
+-- rec_ready match their head's pattern from its first byte, and the other helpers read it through fetched,
+-- which checks it whole first. A write through these helpers moves its record to PENDING.
 local FETCHED = {}
 
 -- The record of key read ahead by rec_prefetch and not written since (nil: none), unchecked: a claim's and a

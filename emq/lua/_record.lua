@@ -41,9 +41,9 @@ local function rec_prefetch(ids, n)
   end
   if k == 0 then return end
   local got = redis.call('MGET', unpack(keys))
-  for i = 1, k do  -- only the start checked here: the whole when read (rec_head, fetched), one scan a job, not two
+  for i = 1, k do  -- nothing checked here: the head's pattern when read (rec_claim...), or fetched's whole check
     local s = got[i]
-    if s and string.sub(s, 1, 5) == PACKED then FETCHED[keys[i]] = s end
+    if s then FETCHED[keys[i]] = s end
   end
 end
 

@@ -57,7 +57,8 @@ local fresh, nf = {}, 0
 -- What every packed record of the chunk holds in front of its job's arguments, made once (its now's text once:
 -- a number concatenated is a sprintf); with one group, its whole head too.
 local own_head = shared and '\031fn\031' .. fn .. '\031created\031' .. num_text(now)
-local front = shared and stride == 3 and rec_fresh('ready', lease, shared_group, own_head)
+local marks = priority ~= 0 and 'p' or ''  -- the one mark (_packed.lua) a chunk's shared fields may call for
+local front = shared and stride == 3 and rec_fresh('ready', marks, shared_group, lease, own_head)
 
 -- Write one job and queue its id (a plain chunk's ids go to its lane at the end).
 -- The fields of a job written as a hash (rec_create): the chunk's tail behind the job's own arguments.
@@ -81,7 +82,7 @@ local function mint_job(id, args, kwargs, group, mark)
   if shared and not mark and (stride == 3 or rec_clean(group)) and (none or rec_clean(args) and rec_clean(kwargs)) then
     local own = none and '' or
       (args ~= '[]' and '\031args\031' .. args or '') .. (kwargs ~= '{}' and '\031kwargs\031' .. kwargs or '')
-    local key, s = job_key(id), (front or rec_fresh('ready', lease, group, own_head)) .. own .. shared
+    local key, s = job_key(id), (front or rec_fresh('ready', marks, group, lease, own_head)) .. own .. shared
     if plain or priority == 0 and not prio_on(group) then
       fresh[nf + 1], fresh[nf + 2], nf = key, s, nf + 2
     else  -- its push reads its priority back (_prio.lua's prio_push): pending, where the owner's reads see it
