@@ -82,17 +82,16 @@ class Claimed:
     @classmethod
     def from_reply(cls, reply: list) -> list[Claimed]:
         """The jobs of a bclaim reply: {now, then 7 fields per job, the last the fixed-form ones joined by "|" (lease,
-        max_attempts, backoff, due, timeout, spared — "" for none — and meta)}; alike runs share theirs (``of``)."""
+        max_attempts, backoff, due, timeout, spared, meta), or 2 for a packed record}; alike runs share ``of``."""
         jobs: list[Claimed] = []
-        if not reply:
-            return jobs
-        now, fields = int(reply[0]), iter(reply[1:])
+        now, at, end = int(reply[0]) if reply else 0, 1, len(reply)
         of: tuple = ("",) * 4  # the last lease, attempts, backoff, limits (raw), and the fields a run of jobs shares
-        for f in zip(*[fields] * 7, strict=False):
+        while at < end:
+            packed = type(reply[at + 1]) is str and reply[at + 1][:1] == stored.SEP  # id, the record (bclaim.lua)
+            f = stored.claimed_row(reply[at], reply[at + 1]) if packed else tuple(reply[at : at + 7])
+            at += 2 if packed else 7
             jid, token, name, args, kwargs, group, rest = f
             try:
-                if name[:1] == stored.SEP:  # a packed record: its rest, its lease (bclaim.lua), fields as a tuple
-                    jid, token, name, args, kwargs, group, rest = f = stored.claimed_row(jid, token, name, group, rest)
                 lease, tries, backoff, due, limits, spared, meta = rest if type(rest) is tuple else rest.split("|", 6)
                 if lease != of[0] or tries != of[1] or backoff != of[2] or limits != of[3]:
                     # The job's own fields too, as placeholders: setting them in a copy grows nothing (performance.md).

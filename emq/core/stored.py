@@ -120,18 +120,18 @@ def packed(raw: Any) -> dict[str, str] | None:
     return out
 
 
-def claimed_row(job_id: str, token: str, rest: str, group: str, lease: str) -> tuple:
-    """A bclaim reply's seven items for a packed record the claim leased by its head (bclaim.lua's
-    lease_packed: its rest, its lease), as Claimed.from_reply decodes a hash's, but for the seventh: the
-    fixed-form fields (lease, max_attempts, backoff, due, timeout, spared, meta) as a tuple, not joined by
-    "|" to be split again. On the worker's hot path: one split, one dict, the defaults of format "2" inline."""
-    items = rest.split(SEP)
-    h = dict(zip(items[1::2], items[2::2], strict=False))
+def claimed_row(job_id: str, record: str) -> tuple:
+    """A bclaim reply's two items for a packed record the claim leased by its head (bclaim.lua's lease_packed: the
+    record as leased) as the seven Claimed.from_reply decodes a hash's, but for the seventh: the fixed-form fields
+    (lease, max_attempts, backoff, due, timeout, spared, meta) as a tuple, not joined by "|" to be split again.
+    On the worker's hot path: one split, one dict, the defaults of format "2" inline."""
+    items = record.split(SEP)
+    h = dict(zip(items[3 + len(HEAD) :: 2], items[4 + len(HEAD) :: 2], strict=False))
     d = DEFAULTS["2"]
     g = h.get
-    fixed = (lease, g("max_attempts") or d["max_attempts"], g("backoff") or d["backoff"], g(DUE) or g(CREATED),
+    fixed = (items[8], g("max_attempts") or d["max_attempts"], g("backoff") or d["backoff"], g(DUE) or g(CREATED),
              g("timeout") or d["timeout"], g("spared") or "", g("meta") or "")
-    return job_id, token, g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], group, fixed
+    return job_id, items[5], g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], items[7], fixed
 
 
 def packed_first() -> bool:

@@ -201,8 +201,8 @@ local function lease_ms(lease)
   return ms
 end
 
--- A ready packed record leased by its head alone: the record leased, its token, expiry, lease and rest
--- (the worker decodes the rest: stored.py); nil when the claim needs the whole record (not ready in group, a
+-- A ready packed record leased by its head alone: the record leased, its token and expiry (the worker decodes the
+-- record whole: stored.py's claimed_row); nil when the claim needs the whole record (not ready in group, a
 -- unique key freed at start, a head a claim cannot use). The caller has seen that worker holds no SEP (once a
 -- call). A durable job's journal ("@n") is never in a packed record (JOURNAL).
 local function rec_claim(s, group, worker, now)
@@ -216,11 +216,10 @@ local function rec_claim(s, group, worker, now)
     token = token + 1
   end
   local expiry = now + ms
-  local rest = string.sub(s, at)
   -- One concatenation, num_text's memo read here first: no Lua call a job for either.
   return PACKED .. 'active' .. SEP .. marks .. SEP .. (NUM_TEXT[token] or num_text(token)) .. SEP .. finished .. SEP
     .. g .. SEP .. lease .. SEP .. (NUM_TEXT[now] or num_text(now)) .. SEP .. (NUM_TEXT[expiry] or num_text(expiry))
-    .. SEP .. worker .. rest, token, expiry, lease, rest
+    .. SEP .. worker .. string.sub(s, at), token, expiry
 end
 
 -- A scheduled packed record made ready by its head alone (the Pump's promotion of a due job): the record and its

@@ -23,16 +23,16 @@
   usual.
   Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, solo, ring, ring:in, counters, recount:seen, lanes,
            caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
-  Returns: {now_ms, then 7 per job: id, token, fn, args, kwargs, group,
+  Returns: {now_ms, then 7 per job (2 for a packed record leased by its head: id, the record as leased, its
+           second item told by its first byte, SEP): id, token, fn, args, kwargs, group,
            "<lease_ms>|<max_attempts>|<backoff>|<due_ms>|<timeout>|<meta>"} token = the job's attempts after the
            increment: its fencing token; for a durable job with a journal ("@n" set), {token, then each journal field
            and its value} (_journal.lua's journal_after: its run's durable calls read nothing more); due_ms = when it
            became due (now - due_ms is its wait in the queue); meta = "" or the JSON object mint stored; timeout =
            "<ms>,<soft ms>" (0: none); a field the job's hash left out is sent as its default. The fields of fixed
            form ride in one string (meta last, so it may hold "|"): each element of a reply costs the server
-           (docs/reference/performance.md), so a job sends seven, not twelve. A packed record leased by its head
-           (_packed.lua) sends its rest whole as fn ("" args and kwargs) and its lease alone as the last: the worker
-           decodes them (core/stored.py's claimed_row).
+           (docs/reference/performance.md), so a job sends seven, not twelve; a packed record two, which the
+           worker decodes (core/stored.py's claimed_row).
 ]]
 --- @include "_chunks"
 --- @include "_claim"
@@ -135,16 +135,15 @@ local function taken_one(id, group, capped, token, expiry)
   if limited and (RATES[group] or RATES['']) then rate_note(group, id, token, now) end
 end
 
--- A packed record read ahead, leased by its head alone (_packed.lua's rec_claim): its rest goes to the worker
--- whole in the reply's third item (stored.py decodes it), its lease in the seventh. false: the whole path.
+-- A packed record read ahead, leased by its head alone (_packed.lua's rec_claim): the record leased goes to the
+-- worker whole, two items (id, record), not seven (stored.py's claimed_row decodes it). false: the whole path.
 local function lease_packed(id, key, s, group, capped)
-  local record, token, expiry, lease, rest = rec_claim(s, group, worker, now)
+  local record, token, expiry = rec_claim(s, group, worker, now)
   if not record then return false end
   rec_put(key, record)
   taken_one(id, group, capped, token, expiry)
   local o = #out
-  out[o + 1] = id; out[o + 2] = token; out[o + 3] = rest; out[o + 4] = ''; out[o + 5] = ''; out[o + 6] = group
-  out[o + 7] = lease
+  out[o + 1] = id; out[o + 2] = record
   return true
 end
 
