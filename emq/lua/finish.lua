@@ -45,7 +45,8 @@
            and what a flow's end touches (_flow.lua)
   Returns: {state_1, ..., state_n}   the state the script decided for each item:
            "completed" | "ready" (retry now) | "scheduled" (retry later) | "dead" | "waiting" (suspended),
-           or "stale" (token not current) | "missing" (no such job), which changed nothing
+           or "stale" (token not current) | "missing" (no such job), which changed nothing;
+           or n alone when every item completed (the usual batch: one reply item, not n)
 ]]
 --- @include "_bury"
 --- @include "_checks"
@@ -186,9 +187,17 @@ local function settle_failure(key, id, f, outcome, value, retry_ms)
 end
 
 -- How many fields the item at ARGV[at + 1] has: 2 (id, token) when its second is a number, else 5 (an outcome's
--- name second). The read-ahead and the loop below both go by it.
+-- name second). The read-ahead and the loop below both go by it. Known by its text once a call (WIDTH): a batch's
+-- tokens and outcomes are a few texts, and tonumber is a strtod.
+local WIDTH = {}
 local function width(at)
-  return tonumber(ARGV[at + 2]) and 2 or 5
+  local second = ARGV[at + 2]
+  local w = WIDTH[second]
+  if not w then
+    w = tonumber(second) and 2 or 5
+    WIDTH[second] = w
+  end
+  return w
 end
 
 if RECORD_FORMAT == '2' then  -- the batch's packed records in one MGET (_record.lua's rec_prefetch)
@@ -275,4 +284,5 @@ stat_apply(now)  -- the worker's statistics per job name, when this call carries
 -- A retry due now is visible work like a mint: a parked worker must hear of it.
 if requeued > 0 then wake('wake') end
 flush_events()
+if n > 0 and #done == 2 * n then return n end
 return out

@@ -55,7 +55,7 @@ class Queue(MintOps, ControlOps, ReadOps, LaneReads, SiftOps, LaneSift, Families
         """
         states: list[str] = []
         for start in range(0, max(len(outcomes), 1 if stats else 0), MAX_BATCH):
-            states.extend(self._run("finish", _finish_argv(outcomes[start : start + MAX_BATCH], stats)))
+            states.extend(_states(self._run("finish", _finish_argv(outcomes[start : start + MAX_BATCH], stats))))
             stats = None
         return states
 
@@ -93,7 +93,7 @@ class Queue(MintOps, ControlOps, ReadOps, LaneReads, SiftOps, LaneSift, Families
 
     def _exchanged(self, outcomes: Sequence[Outcome], n: int, replies: list[Any]) -> Exchange:
         errors = [r for r in replies if isinstance(r, Exception)]
-        states = replies[0] if outcomes and not isinstance(replies[0], Exception) else None
+        states = _states(replies[0]) if outcomes and not isinstance(replies[0], Exception) else None
         claimed = Claimed.from_reply(replies[-1]) if n > 0 and not isinstance(replies[-1], Exception) else []
         if states is not None and len(outcomes) > MAX_BATCH:
             states = states + self.finish(outcomes[MAX_BATCH:])
@@ -201,6 +201,11 @@ def counts_of(queues: Sequence[Queue]) -> list[Counts]:
     with guard():
         replies = scripts.run_many(queues[0].client, [("counts", [q.keys.ns], []) for q in queues])
     return [Counts.from_reply(r) for r in replies]
+
+
+def _states(reply: list[str] | int) -> list[str]:
+    """A finish's states: its list, or n when all n items completed (finish.lua)."""
+    return ["completed"] * reply if isinstance(reply, int) else reply
 
 
 def _finish_argv(outcomes: Sequence[Outcome], stats: Stats | None = None) -> list[Any]:
