@@ -144,7 +144,10 @@ def unbuilt(src: str) -> list[str]:
 def test_the_record_owner_builds_a_jobs_key_from_ns():
     """The one key _record.lua makes itself; every other key its helpers touch is a caller's, checked above."""
     src = re.sub(r"--[^\n]*", "", re.sub(r"--\[\[.*?\]\]", "", RECORD.read_text(), flags=re.S))
-    assert re.search(r"function job_key\(id\)\s*return ns \.\. 'job:' \.\. id\s*end", src)
+    assert re.search(r"function job_key\(id\)\s*return KEY_OF\[id\] or ns \.\. 'job:' \.\. id\s*end", src)
+    # its memo of a batch's keys (rec_prefetch) holds only keys made the same way
+    assert re.findall(r"KEY_OF\[(\w+)\] = (\w+)", src) == [("id", "key")]
+    assert re.search(r"local key = ns \.\. 'job:' \.\. id\s+KEY_OF\[id\] = key", src)
     every = "".join(path.read_text() for path in RECORD_FILES)
     assert set(re.findall(r"function (rec_\w+)", every)) == set(RECORD_KEYS) | RECORD_NO_KEYS
 

@@ -48,13 +48,12 @@ RESET = {"ns": "keys[1]", "events": "{}", "counters_mode": "nil", "ready_pending
          "started_at": "nil", "told": "{}", "telling": "false", "RATES": "{}", "HOLDS": "nil", "HOLDAT": "{}",
          "PRIO": "{}", "WAKE_TOKEN": "nil", "reopen_list": "{}", "reopening": "false", "QUOTA": "nil",
          "PENDING": "{}", "pending_n": "0", "FETCHED": "{}",
-         "NUM_TEXT": "{}", "LEASE_MS": "{}", "DECODED": "{}", "HASHED": "{}"}
+         "NUM_TEXT": "{}", "LEASE_MS": "{}", "DECODED": "{}", "HASHED": "{}",
+         "KEY_OF": "{}", "HEADS": "{{}, {}, {}}"}
 CONSTANTS = frozenset({"EVENTS_MAX", "EVENT_CHUNK", "FORMAT", "DEFAULT", "DEFAULTS", "KNOWN", "SETTLED", "JOB_FIELDS",
                        "OPTIONAL", "PMARK", "flow_finished", "reopen", "CHORD_READ", "REVIVE_ADD", "ORPHAN_BATCH",
                        "ORPHAN_EVERY", "CLASS_LEN", "MAX_CLASSES", "OTHER", "KEEL", "KEEL_MIN", "SEP", "PACKED",
-                       "HEAD", "HEAD_AT", "HEAD_MATCH", "HEAD_SHAPE", "CLAIM_MATCH", "COMPLETE_MATCH",
-                       "READY_MATCH", "SCHEDULED_END", "MARKS", "MARK",
-                       "VALUE", "VALUE_SHAPE", "JOURNAL"})
+                       "HEAD_AT", "MATCH", "MARK", "JOURNAL"})
 # A top-level local that is not a function: "local a, b = ..." or "local a" in column 0.
 TOP_LOCAL = re.compile(r"^local (?!function )([\w, ]+?)\s*(?:=|$)", re.M)
 

@@ -3,53 +3,57 @@
   written; core/stored.py decodes it in Python the same way). PACKED, then the values of HEAD's slots in
   its order ("" for absent), then SEP name SEP value for each other field. SEP is the unit separator (byte
   31), which no JSON text holds unescaped; a value that holds it is never packed. A claim and a finish read
-  and rewrite only the head (one string.match, one concatenation) and hand the rest on whole.
+  and rewrite only the head and hand the rest on whole.
   The head's second slot is not a field: its marks, a letter for each field a claim or a finish must act on
-  (MARKS: priority, notify, unique, unique until start, unknown, result), written by every writer of a packed
-  record from its fields. A plain job's are "", so the finish's one pattern tells it by its first bytes
-  (state, marks, token, no finished time) and the claim reads no field of the rest: no search a job.
+  (MARK: priority, notify, unique, unique until start, unknown, result), written by every writer of a packed
+  record from its fields. A plain job's are "", so a finish tells it by its first bytes (state, marks, token,
+  no finished time: one plain find of a start made once a call), a fresh job's claim too, and neither searches
+  the rest.
 ]]
 --- @include "_clock"
 local SEP = '\031'
 local PACKED = '\031v\0312\031'  -- how a packed record starts: the pair v = 2, unnamed
 -- The head's slots: the fields a run changes or a claim reads, in the order the hot paths read them; the
--- second ('', never a field's name) holds the marks.
-local HEAD = {'state', '', 'attempts', 'finished', 'group', 'lease', 'claimed', 'lease_until', 'worker'}
+-- second holds the marks (no field).
 local HEAD_AT = {state = 1, attempts = 3, finished = 4, group = 5, lease = 6, claimed = 7, lease_until = 8, worker = 9}
--- The head's nine values, then where the rest starts (at its SEP, or past the end when there is none);
--- HEAD_SHAPE, the same without captures, only tells a packed record (no string made for its values). Built
--- from one value's pattern: concatenation only, as `string` is not there when a library loads.
-local VALUE = '\031([^\031]*)'
-local VALUE_SHAPE = '\031[^\031]*'
-local HEAD_MATCH = '^\031v\0312' .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE ..
-  '()'
--- A ready record's marks, attempts, finished, group and lease, and where its rest starts (rec_claim).
-local CLAIM_MATCH = '^\031v\0312\031ready' .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE .. VALUE_SHAPE .. VALUE_SHAPE ..
-  VALUE_SHAPE .. '()'
--- An active record with no mark but a priority and no finished time: its marks ("" or "p"), its token, and
--- where its group starts (rec_complete).
-local COMPLETE_MATCH = '^\031v\0312\031active\031(p?)\031(%d+)\031\031()'
--- A scheduled record's marks and group (rec_ready); the state is the head's first value, SCHEDULED_END past it.
-local READY_MATCH = '^\031v\0312\031scheduled' .. VALUE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE
-local SCHEDULED_END = 15
--- The fields marked, each by its letter, in this order (rec_marks); a unique key freed at start ("s...")
+-- The patterns (one table: a script's main chunk may hold 200 locals), built from one value's pattern by
+-- concatenation only, as `string` is not there when a library loads:
+--   head      the head's nine values, then where the rest starts (at its SEP, or past the end when there is none)
+--   shape     the same without captures: only tells a packed record (no string made for its values)
+--   claim     a ready record's marks, attempts, finished, group and lease, and where its rest starts (rec_claim)
+--   fresh     a fresh ready record's lease and where its rest starts, read past its known start (HEADS)
+--   complete  an active record with no mark but a priority and no finished time: its marks ("" or "p"), its
+--             token, and where its group starts (rec_complete)
+--   ready     a scheduled record's marks and group (rec_ready; the state's end is 15: PACKED and "scheduled")
+local MATCH = {fresh = '^([^\031]*)\031\031\031()', complete = '^\031v\0312\031active\031(p?)\031(%d+)\031\031()'}
+do
+  local v, shape = '\031([^\031]*)', '\031[^\031]*'
+  MATCH.head = '^\031v\0312' .. v .. v .. v .. v .. v .. v .. v .. v .. v .. '()'
+  MATCH.shape = '^\031v\0312' .. shape .. shape .. shape .. shape .. shape .. shape .. shape .. shape .. shape
+  MATCH.claim = '^\031v\0312\031ready' .. v .. v .. v .. v .. v .. shape .. shape .. shape .. '()'
+  MATCH.ready = '^\031v\0312\031scheduled' .. v .. shape .. shape .. v
+end
+-- Heads known by their start, made once a call: a group's fresh ready job (no mark, never claimed, no finished
+-- time), by group (HEADS[1]); an active plain job's, by token (HEADS[2]), and its completed head's front with the
+-- call's now (HEADS[3]). A plain find of the start and a shorter pattern, or none, replace the head's pattern.
+-- Reset each call (functions.RESET).
+local HEADS = {{}, {}, {}}
+-- The fields marked, in this order, and each one's letter (rec_marks); a unique key freed at start ("s...")
 -- is "s", not "u".
-local MARKS = {'priority', 'notify', 'unique', 'unknown', 'result'}
-local MARK = {priority = 'p', notify = 'n', unique = 'u', unknown = 'k', result = 'r'}
+local MARK = {'priority', 'notify', 'unique', 'unknown', 'result',
+  priority = 'p', notify = 'n', unique = 'u', unknown = 'k', result = 'r'}
 -- A durable job's journal (_journal.lua: fields "@..."): a job that records one is a hash from then on, where a
 -- step is one HSET, not the whole record rewritten (a journal grows with every step). Looked for once in a
 -- record's rest; a value that starts with "@" is found too, and keeps its job a hash: never a wrong read.
 local JOURNAL = '\031@'
-local HEAD_SHAPE = '^\031v\0312' .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE ..
-  VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE .. VALUE_SHAPE
 
 -- The marks of a record's fields (get: name -> value or nil).
 local function rec_marks(get)
   local m = ''
   for i = 1, 5 do
-    local value = get[MARKS[i]]
+    local value = get[MARK[i]]
     if value and value ~= '' then
-      local letter = MARK[MARKS[i]]
+      local letter = MARK[MARK[i]]
       if letter == 'u' and string.sub(value, 1, 1) == 's' then letter = 's' end
       m = m .. letter
     end
@@ -60,7 +64,7 @@ end
 -- The head of packed record s: state, marks, attempts, finished, group, lease, claimed, lease_until, worker
 -- ("" for absent), and where the rest begins.
 local function rec_head(s)
-  return string.match(s, HEAD_MATCH)
+  return string.match(s, MATCH.head)
 end
 
 -- A packed record's fields as a table (name -> value, v among them), made by a constructor (its slots made at once,
@@ -166,7 +170,7 @@ end
 
 -- Whether a string is a packed record (not a string something other than emq wrote at a job's key).
 local function packed(s)
-  return type(s) == 'string' and string.find(s, HEAD_SHAPE) ~= nil
+  return type(s) == 'string' and string.find(s, MATCH.shape) ~= nil
 end
 
 -- A new job's packed record from its head's state, marks, group and lease and its rest (rec_rest's, joined;
@@ -206,7 +210,14 @@ end
 -- unique key freed at start, a head a claim cannot use). The caller has seen that worker holds no SEP (once a
 -- call). A durable job's journal ("@n") is never in a packed record (JOURNAL).
 local function rec_claim(s, group, worker, now)
-  local marks, attempts, finished, g, lease, at = string.match(s, CLAIM_MATCH)
+  local marks, attempts, finished, g, lease, at = '', '', '', group, nil, nil
+  local fresh = HEADS[1][group]
+  if not fresh then
+    fresh = PACKED .. 'ready\031\031\031\031' .. group .. SEP
+    HEADS[1][group] = fresh
+  end
+  if string.find(s, fresh, 1, true) == 1 then lease, at = string.match(s, MATCH.fresh, #fresh + 1) end
+  if not at then marks, attempts, finished, g, lease, at = string.match(s, MATCH.claim) end
   if not at or g ~= group or marks ~= '' and string.find(marks, 's', 1, true) then return nil end
   local ms, token = lease_ms(lease), 1  -- a job never claimed stores no attempts: its token is 1, no tonumber
   if not ms then return nil end
@@ -226,16 +237,25 @@ end
 -- group; nil when the promotion needs the whole record (not scheduled, no group, or a priority, which decides
 -- the lane's end it joins).
 local function rec_ready(s)
-  local marks, group = string.match(s, READY_MATCH)
+  local marks, group = string.match(s, MATCH.ready)
   if not group or group == '' or string.find(marks, 'p', 1, true) then return nil end
-  return PACKED .. 'ready' .. string.sub(s, SCHEDULED_END), group
+  return PACKED .. 'ready' .. string.sub(s, 15), group
 end
 
 -- An active packed record completed by its head alone (value: the result JSON, "null" left out); nil when the
 -- finish needs the whole record (not this token's, a finished time there, or a mark to act on: a flow or quota
 -- to tell, a unique key, an unknown name's count, a result already there). A priority's mark stays.
 local function rec_complete(s, token, value, now)
-  local marks, attempts, at = string.match(s, COMPLETE_MATCH)
+  local active = HEADS[2][token]
+  if not active then
+    active = PACKED .. 'active\031\031' .. token .. '\031\031'
+    HEADS[2][token] = active
+    HEADS[3][token] = PACKED .. 'completed\031\031' .. token .. SEP .. (NUM_TEXT[now] or num_text(now)) .. SEP
+  end
+  if value == 'null' and string.find(s, active, 1, true) == 1 then  -- no mark, this token's, no finished time
+    return HEADS[3][token] .. string.sub(s, #active + 1)
+  end
+  local marks, attempts, at = string.match(s, MATCH.complete)
   if attempts ~= token or value ~= 'null' and string.find(value, SEP, 1, true) then return nil end
   if value == 'null' then
     return PACKED .. 'completed' .. SEP .. marks .. SEP .. token .. SEP .. (NUM_TEXT[now] or num_text(now)) .. SEP

@@ -26,9 +26,13 @@
 -- GET first under format 2 (a durable job's journal, many calls a step). Reset each call (functions.RESET).
 local HASHED = {}
 
+-- The keys of the ids this call read ahead (rec_prefetch), so a batch's job makes its key once, not once a read:
+-- a concatenation is a new string hashed whole. Reset each call (functions.RESET).
+local KEY_OF = {}
+
 -- The key of job id's record.
 local function job_key(id)
-  return ns .. 'job:' .. id
+  return KEY_OF[id] or ns .. 'job:' .. id
 end
 
 -- Read the records of ids[1..n] ahead (false: no job there, skipped), in one MGET, when this release writes packed
@@ -37,7 +41,13 @@ local function rec_prefetch(ids, n)
   if RECORD_FORMAT ~= '2' then return end
   local keys, k = {}, 0
   for i = 1, n do
-    if ids[i] then k = k + 1; keys[k] = job_key(ids[i]) end
+    local id = ids[i]
+    if id then
+      local key = ns .. 'job:' .. id
+      KEY_OF[id] = key
+      k = k + 1
+      keys[k] = key
+    end
   end
   if k == 0 then return end
   local got = redis.call('MGET', unpack(keys))
@@ -107,25 +117,12 @@ local function read_fields(key, try, ...)
   return pick(list, {...})
 end
 
--- One field (false: absent, or no such job).
-local function rec_get(key, field)
-  return read_fields(key, false, field)[1]
-end
-
--- Whether the record has a field.
-local function rec_has(key, field)
-  return read_fields(key, false, field)[1] ~= false
-end
-
--- Some fields, in the order asked (false where absent).
-local function rec_fields(key, ...)
-  return read_fields(key, false, ...)
-end
-
--- The whole record as a flat list, name then value (empty: no such job).
-local function rec_all(key)
-  return read_all(key, false)
-end
+-- One field (false: absent, or no such job); whether the record has it; some fields, in the order asked (false
+-- where absent); the whole record as a flat list, name then value (empty: no such job).
+local function rec_get(key, field) return read_fields(key, false, field)[1] end
+local function rec_has(key, field) return read_fields(key, false, field)[1] ~= false end
+local function rec_fields(key, ...) return read_fields(key, false, ...) end
+local function rec_all(key) return read_all(key, false) end
 
 -- rec_get, rec_all and rec_fields for a first read: a key that holds no record answers {err = ...}, not a raise.
 local function rec_try_get(key, field)
