@@ -50,6 +50,23 @@ def test_keyword_arguments_are_stored_beside_positional_ones(emq_env, client):
     assert not records.has(client, Queue("default").keys.job(refs[1].id), "kwargs")
 
 
+@pytest.mark.parametrize("calls, columns", [
+    ([((1, 2), {}), ((3, 4), {})], "a"),  # no job of the chunk has kwargs: no kwargs column sent
+    ([((), {}), ((), {})], ""),  # none has either: ids alone
+    ([((), {"a": 1}), ((), {})], "k"),  # kwargs but no args
+    ([((), {}), ((5,), {"b": [2]})], "ak"),
+])
+def test_a_chunk_leaves_out_an_arguments_column_no_job_uses_and_each_job_keeps_its_own(emq_env, calls, columns):
+    """mint_many.lua reads a job's fields by the chunk's column letters (engine/mint.py's _sent): a column left
+    out reads as its default for every job; one sent is each job's own, whichever place it takes."""
+    from emq.core.engine.mint import _sent
+
+    refs = jobs.noop.enqueue_many(calls)
+    assert [(j.args, j.kwargs) for j in (r.get() for r in refs)] == [(list(a), k) for a, k in calls]
+    encoded = (["x", "y"], ["[]" if not a else "[..]" for a, _ in calls], ["{}" if not k else "{..}" for _, k in calls])
+    assert _sent(encoded, 0, 2)[1] == columns
+
+
 def test_2500_jobs_keep_their_order_even_when_the_server_lost_its_scripts(emq_env, client, server_url,
                                                                           embedded_url):
     """Three chunks streamed: the lane holds the ids in the order of the calls, each ref names its job;

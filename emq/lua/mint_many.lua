@@ -7,7 +7,10 @@
   ARGV[2..11]       what every job of the chunk shares, as mint.lua's fields of the same names:
           fn, group ("" when each job brings its own), max_attempts, lease, max_stalled, backoff,
           origin, priority, meta, timeout
-  ARGV[12..]        per job: id, args (JSON list), kwargs (JSON object), and its group when ARGV[3] is ""
+  ARGV[12] columns  the fields each job sends after its id, in this order: "a" args (JSON list), "k" kwargs
+                    (JSON object), "g" its group (when ARGV[3] is ""); one left out holds its default for
+                    every job of the chunk ("[]", "{}"): a bulk of jobs without keyword arguments sends none
+  ARGV[13..]        per job: id, then the fields columns names
   No uniqueness spec and no caller-chosen id (if_absent "0": a job under an existing id is
   overwritten, as mint.lua's); the job's hash has the fields put_job writes for a job ready now.
   In a queue with quotas each job is counted, and one whose group (or the queue) is at its quota is
@@ -31,7 +34,12 @@
 --- @include "_wake"
 local n = tonumber(ARGV[1])
 local fn, shared_group, lease, priority = ARGV[2], ARGV[3], ARGV[5], tonumber(ARGV[9])
-local stride = shared_group == '' and 4 or 3
+local own_groups = shared_group == ''  -- each job brings its group
+local columns = ARGV[12]
+local stride = #columns + 1
+-- Where each field sits after a job's id (nil: left out).
+local at_args, at_kwargs = string.find(columns, 'a', 1, true), string.find(columns, 'k', 1, true)
+local at_group = string.find(columns, 'g', 1, true)
 local now = now_ms()
 tally_open()  -- a queue with no ready work yet starts exact counters (_counters.lua)
 -- The fields every job of the chunk stores beyond fn, group, state, lease and created (put_job's rules).
@@ -48,7 +56,7 @@ local with_both = {'args', '', 'kwargs', '', unpack(tail)}
 local push, flush_lanes = lane_batch()  -- ready ids, one RPUSH a group at the end (_lane_batch.lua)
 mint_flags()  -- quotas, priorities and the wake token in one EXISTS (_mint.lua)
 -- The common case: one group, in no priority mode, no priority: the ids go straight to one list.
-local plain = stride == 3 and priority == 0 and not prio_on(shared_group)
+local plain = not own_groups and priority == 0 and not prio_on(shared_group)
 local ids, nids, refused = {}, 0, {}
 -- Packed records (RECORD_FORMAT "2", _record.lua) built by concatenation, the chunk's shared fields packed once,
 -- and written in one MSET at the end; a job whose values hold the separator is written as a hash.
@@ -58,7 +66,7 @@ local fresh, nf = {}, 0
 -- a number concatenated is a sprintf); with one group, its whole head too.
 local own_head = shared and '\031fn\031' .. fn .. '\031created\031' .. num_text(now)
 local marks = priority ~= 0 and 'p' or ''  -- the one mark (_packed.lua) a chunk's shared fields may call for
-local front = shared and stride == 3 and rec_fresh('ready', marks, shared_group, lease, own_head)
+local front = shared and not own_groups and rec_fresh('ready', marks, shared_group, lease, own_head)
 
 -- Write one job and queue its id (a plain chunk's ids go to its lane at the end).
 -- The fields of a job written as a hash (rec_create): the chunk's tail behind the job's own arguments.
@@ -79,7 +87,7 @@ end
 
 local function mint_job(id, args, kwargs, group, mark)
   local none = args == '[]' and kwargs == '{}'  -- no arguments (no SEP to look for, nothing of its own to add)
-  if shared and not mark and (stride == 3 or rec_clean(group)) and (none or rec_clean(args) and rec_clean(kwargs)) then
+  if shared and not mark and (not own_groups or rec_clean(group)) and (none or rec_clean(args) and rec_clean(kwargs)) then
     local own = none and '' or
       (args ~= '[]' and '\031args\031' .. args or '') .. (kwargs ~= '{}' and '\031kwargs\031' .. kwargs or '')
     local key, s = job_key(id), (front or rec_fresh('ready', marks, group, lease, own_head)) .. own .. shared
@@ -105,14 +113,14 @@ local function mint_job(id, args, kwargs, group, mark)
   if EVENTS_MAX > 0 then emit('minted', id, 'ready') end  -- the test inline: a Lua call a job saved
 end
 
-for b = 12, 11 + n * stride, stride do
-  local group = stride == 4 and ARGV[b + 3] or shared_group
+for b = 13, 12 + n * stride, stride do
+  local group = at_group and ARGV[b + at_group] or shared_group
   local mark, full = nil, nil
   if QUOTA then mark, full = quota_take(group) end  -- _quotas.lua: the job's mark, or the refusal {group, max}
   if full then
-    for _, v in ipairs({(b - 12) / stride + 1, full[1], full[2]}) do refused[#refused + 1] = v end
+    for _, v in ipairs({(b - 13) / stride + 1, full[1], full[2]}) do refused[#refused + 1] = v end
   else
-    mint_job(ARGV[b], ARGV[b + 1], ARGV[b + 2], group, mark)
+    mint_job(ARGV[b], at_args and ARGV[b + at_args] or '[]', at_kwargs and ARGV[b + at_kwargs] or '{}', group, mark)
   end
 end
 rec_write_all(fresh)

@@ -79,22 +79,25 @@ class MintOps(Ops):
                   minted: Callable[[int, int, int, dict[int, Refused]], None]) -> None:
         """Create plain jobs of one function, ready now, with mint_many.lua.
 
-        head: ``stored.mint_many_head``, what the jobs share; columns: their own fields, one list
-        each (ids, args, kwargs, and groups when head's group is ""). A chunk is MAX_BATCH jobs and is
-        atomic. The chunks stream (``scripts.run_stream``): the server runs one while the next waits
-        in its buffer and the client packs the one after. ``minted(start, end, now_ms, refused)`` is
-        called as the jobs start..end-1 are known to exist (now_ms: the server's time of their mint;
-        refused: index -> ``Refused`` of those a quota kept out, nothing written for them), while the
-        server runs the next chunk; it must not raise.
+        head: ``stored.mint_many_head``, what the jobs share; columns: their own fields, one list each
+        (ids, args, kwargs, and groups when head's group is ""); a chunk leaves out an arguments column
+        whose every value is the default (``_sent``). A chunk is MAX_BATCH jobs and is atomic. The chunks
+        stream (``scripts.run_stream``): the server runs one while the next waits in its buffer and the
+        client packs the one after. ``minted(start, end, now_ms, refused)`` is called as the jobs
+        start..end-1 are known to exist (now_ms: the server's time of their mint; refused: index ->
+        ``Refused`` of those a quota kept out, nothing written for them), while the server runs the next
+        chunk; it must not raise.
         """
-        stride, n = len(columns), len(columns[0])
+        n = len(columns[0])
         argss = []
         for start in range(0, n, MAX_BATCH):
             end = min(start + MAX_BATCH, n)
+            sent, names = _sent(columns, start, end)
+            stride = len(sent)
             body: list[Any] = [None] * ((end - start) * stride)
-            for j, column in enumerate(columns):  # the fields of job i at i * stride: one slice a column
+            for j, column in enumerate(sent):  # the fields of job i at i * stride: one slice a column
                 body[j::stride] = column[start:end]
-            argss.append([end - start, *head, *body])
+            argss.append([end - start, *head, names, *body])
 
         def each(i: int, reply: Any) -> None:
             start, r = i * MAX_BATCH, reply[2:]
@@ -102,6 +105,17 @@ class MintOps(Ops):
             minted(start, min(start + MAX_BATCH, n), int(reply[0]), refused)
 
         self._run_stream("mint_many", argss, STREAM_DEPTH, each)
+
+
+def _sent(columns: Sequence[Sequence[str]], start: int, end: int) -> tuple[list[Sequence[str]], str]:
+    """The columns a chunk sends and their letters for mint_many.lua's ARGV[12]: ids always, args ("a") and
+    kwargs ("k") unless every job of the chunk has none, groups ("g") when there are."""
+    sent, names = [columns[0]], ""
+    for letter, column, empty in zip("akg", columns[1:], ("[]", "{}", None), strict=False):
+        if empty is None or any(v != empty for v in column[start:end]):
+            sent.append(column)
+            names += letter
+    return sent, names
 
 
 def _mint_script(chunk: Sequence[list[Any]]) -> str:
