@@ -86,11 +86,17 @@ local function hash_fields(args, kwargs)
 end
 
 local function mint_job(id, args, kwargs, group, mark)
-  local none = args == '[]' and kwargs == '{}'  -- no arguments (no SEP to look for, nothing of its own to add)
-  if shared and not mark and (not own_groups or rec_clean(group)) and (none or rec_clean(args) and rec_clean(kwargs)) then
-    local own = none and '' or
-      (args ~= '[]' and '\031args\031' .. args or '') .. (kwargs ~= '{}' and '\031kwargs\031' .. kwargs or '')
-    local key, s = job_key(id), (front or rec_fresh('ready', marks, group, lease, own_head)) .. own .. shared
+  -- An argument at its default is neither searched for SEP nor added; the record is one concatenation.
+  local no_args, no_kwargs = args == '[]', kwargs == '{}'
+  if shared and not mark and (not own_groups or rec_clean(group)) and (no_args or rec_clean(args))
+      and (no_kwargs or rec_clean(kwargs)) then
+    local head, s = front or rec_fresh('ready', marks, group, lease, own_head), nil
+    if no_kwargs then
+      s = no_args and head .. shared or head .. '\031args\031' .. args .. shared
+    else
+      s = head .. (no_args and '' or '\031args\031' .. args) .. '\031kwargs\031' .. kwargs .. shared
+    end
+    local key = job_key(id)
     if plain or priority == 0 and not prio_on(group) then
       fresh[nf + 1], fresh[nf + 2], nf = key, s, nf + 2
     else  -- its push reads its priority back (_prio.lua's prio_push): pending, where the owner's reads see it
