@@ -55,9 +55,9 @@ FORMAT = "1"  # what put_job writes in a job's field VERSION (a hash; "2": packe
 VERSION = "v"
 SEP = "\x1f"  # format "2": a record is one string (``packed``), its parts joined by SEP
 PACKED = f"{SEP}v{SEP}2{SEP}"  # how a packed record starts
-# Its head's slots; the second ("") holds marks, no field (_packed.lua's MARKS: a letter a field a claim or a finish
-# must act on), which only the Lua writers make and read.
+# Its head's slots; the second ("") holds marks, no field (_packed.lua's MARK), which only the Lua writers use;
 HEAD = ("state", "", "attempts", "finished", "group", "lease", "claimed", "lease_until", "worker")
+_TOKEN, _GROUP, _LEASE = (3 + HEAD.index(name) for name in ("attempts", "group", "lease"))  # places in its split
 BEFORE = "0"  # the format of a job without VERSION: v0.2.0's
 _V0 = {"args": "[]", "kwargs": "{}", "attempts": "0", "max_attempts": "3", "max_stalled": "1", "backoff": "1,300",
        "timeout": "3600000,0"}
@@ -129,9 +129,9 @@ def claimed_row(job_id: str, record: str) -> tuple:
     h = dict(zip(items[3 + len(HEAD) :: 2], items[4 + len(HEAD) :: 2], strict=False))
     d = DEFAULTS["2"]
     g = h.get
-    fixed = (items[8], g("max_attempts") or d["max_attempts"], g("backoff") or d["backoff"], g(DUE) or g(CREATED),
+    fixed = (items[_LEASE], g("max_attempts") or d["max_attempts"], g("backoff") or d["backoff"], g(DUE) or g(CREATED),
              g("timeout") or d["timeout"], g("spared") or "", g("meta") or "")
-    return job_id, items[5], g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], items[7], fixed
+    return job_id, items[_TOKEN], g("fn"), g("args") or d["args"], g("kwargs") or d["kwargs"], items[_GROUP], fixed
 
 
 def packed_first() -> bool:

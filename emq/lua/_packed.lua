@@ -24,7 +24,7 @@ local HEAD_AT = {state = 1, attempts = 3, finished = 4, group = 5, lease = 6, cl
 --   fresh     a fresh ready record's lease and where its rest starts, read past its known start (HEADS)
 --   complete  an active record with no mark but a priority and no finished time: its marks ("" or "p"), its
 --             token, and where its group starts (rec_complete)
---   ready     a scheduled record's marks and group (rec_ready; the state's end is 15: PACKED and "scheduled")
+--   ready     a scheduled record's marks and group (rec_ready)
 local MATCH = {fresh = '^([^\031]*)\031\031\031()', complete = '^\031v\0312\031active\031(p?)\031(%d+)\031\031()'}
 do
   local v, shape = '\031([^\031]*)', '\031[^\031]*'
@@ -239,7 +239,7 @@ end
 local function rec_ready(s)
   local marks, group = string.match(s, MATCH.ready)
   if not group or group == '' or string.find(marks, 'p', 1, true) then return nil end
-  return PACKED .. 'ready' .. string.sub(s, 15), group
+  return PACKED .. 'ready' .. string.sub(s, #PACKED + #'scheduled' + 1), group
 end
 
 -- An active packed record completed by its head alone (value: the result JSON, "null" left out); nil when the

@@ -14,8 +14,9 @@ local PENDING, pending_n = {}, 0
 -- which checks it whole first. A write through these helpers moves its record to PENDING.
 local FETCHED = {}
 
--- The record of key read ahead by rec_prefetch and not written since (nil: none), unchecked: a claim's and a
--- finish's plain path read its head (rec_head, nil for no packed record) and write it back whole (rec_put).
+-- The record of key read ahead by rec_prefetch and not written since (nil: none), unchecked: the hot paths
+-- (rec_claim, rec_complete, rec_ready) match its head from the first byte, nil for no packed record, and
+-- write it back whole (rec_put).
 local function rec_fetched(key)
   return FETCHED[key]
 end

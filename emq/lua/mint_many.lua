@@ -65,7 +65,7 @@ local fresh, nf = {}, 0
 -- What every packed record of the chunk holds in front of its job's arguments, made once (its now's text once:
 -- a number concatenated is a sprintf); with one group, its whole head too.
 local own_head = shared and '\031fn\031' .. fn .. '\031created\031' .. num_text(now)
-local marks = priority ~= 0 and 'p' or ''  -- the one mark (_packed.lua) a chunk's shared fields may call for
+local marks = rec_marks({priority = priority ~= 0 and ARGV[9] or nil})  -- the one mark its shared fields may need
 local front = shared and not own_groups and rec_fresh('ready', marks, shared_group, lease, own_head)
 
 -- Write one job and queue its id (a plain chunk's ids go to its lane at the end).
@@ -90,7 +90,7 @@ local function mint_job(id, args, kwargs, group, mark)
   local no_args, no_kwargs = args == '[]', kwargs == '{}'
   if shared and not mark and (not own_groups or rec_clean(group)) and (no_args or rec_clean(args))
       and (no_kwargs or rec_clean(kwargs)) then
-    local head, s = front or rec_fresh('ready', marks, group, lease, own_head), nil
+    local head, s = front or rec_fresh('ready', marks, group, lease, own_head)
     if no_kwargs then
       s = no_args and head .. shared or head .. '\031args\031' .. args .. shared
     else
