@@ -37,12 +37,14 @@ def memory(ctx: Ctx) -> None:
     bar.close(f"{(after - before) / n:,.0f} bytes/job")
     first = next(iter(ctx.client.lrange(ctx.keys(queue).lane("_"), 0, 0)), None)
     fields = stored.read_all_raw(ctx.client, [ctx.keys(queue).job(first)])[0] if first else {}
+    # The record as the queue stores it (format 2: one string), for the floors of a key a job and of buckets.
+    raw = ctx.client.get(ctx.keys(queue).job(first)) if first and stored.packed_first() else None
     deleted = _delete_queue(ctx, queue)
     ctx.results["memory"] = {"queued": n, "bytes_per_queued_job": (after - before) / n, "used_before": before,
                              "used_after": after, "fill_per_s": n / fill_s, "deleted_keys": deleted}
     if fields:
         keys = [ctx.keys(queue).job(f"{queue[:2]}.{i:022d}") for i in range(ctx.n(RECORDS, RECORDS // 10))]
-        ctx.results["memory"]["record_bytes"] = record.bytes_per_record(ctx, keys, fields)
+        ctx.results["memory"]["record_bytes"] = record.bytes_per_record(ctx, keys, fields, raw)
 
 
 def _delete_queue(ctx: Ctx, queue: str) -> int:

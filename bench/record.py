@@ -32,6 +32,7 @@ from bench.harness import Ctx, server_cpu
 BATCH = 10  # jobs a call, as a worker's claim and finish at concurrency 10
 CALLS = 100  # script calls a pipeline
 BUCKET = 100  # records a hash in the bucketed layout (under hash-max-listpack-entries: a listpack)
+STOCK_LISTPACK_VALUE = 64  # hash-max-listpack-value's default: a server not configured for emq's own embedded one
 
 HASH = """
 local now, out = tonumber(ARGV[1]), {}
@@ -131,9 +132,16 @@ def claim_finish(ctx: Ctx, fields: dict, n: int) -> dict:
     return out
 
 
-def bytes_per_record(ctx: Ctx, keys: list[str], fields: dict) -> dict:
+def bytes_per_record(ctx: Ctx, keys: list[str], fields: dict, stored: str | None = None) -> dict:
     """``used_memory`` a record for len(keys) records: a key each as a hash, as a packed value, and packed values
-    as fields of hashes of BUCKET (the key's id the field). The keys are deleted after each."""
+    as fields of hashes of BUCKET (the key's id the field). The keys are deleted after each.
+
+    stored, the record as the queue holds it (format 2), is written too: in a key each (the floor of a layout of
+    a key a job, whatever its encoding) and in hashes of BUCKET. A hash stays a listpack (a few bytes a field)
+    only while each value is at most the server's ``hash-max-listpack-value`` (64 by default): a bucket of
+    records longer than that is a hash table, dearer a field than the listpack, so the record's length against
+    that limit decides what buckets save (``limit``, ``stored_len``; "stored_bucketed_stock": at the default limit,
+    set for that layout alone on this private server)."""
     value, flat = wire.packed(fields), [x for kv in fields.items() for x in kv]
     n, out = len(keys), {}
     buckets = [f"{keys[0]}:bucket:{i // BUCKET}" for i in range(0, n, BUCKET)]
@@ -142,11 +150,24 @@ def bytes_per_record(ctx: Ctx, keys: list[str], fields: dict) -> dict:
         "packed": (lambda p, i: p.execute_command("SET", keys[i], value), keys),
         "bucketed": (lambda p, i: p.execute_command("HSET", buckets[i // BUCKET], keys[i][-24:], value), buckets),
     }
+    if stored:
+        layouts["stored"] = (lambda p, i: p.execute_command("SET", keys[i], stored), keys)
+        layouts["stored_bucketed"] = (
+            lambda p, i: p.execute_command("HSET", buckets[i // BUCKET], keys[i][-24:], stored), buckets)
+        layouts["stored_bucketed_stock"] = layouts["stored_bucketed"]  # at a stock server's limit (64)
+        limit = ctx.client.config_get("hash-max-listpack-value").get("hash-max-listpack-value")
+        out.update(stored_len=len(stored.encode()), packed_len=len(value.encode()), limit=int(limit or 64))
     for kind, (write, written) in layouts.items():
-        before = ctx.client.info("memory")["used_memory"]
-        _pipelined(ctx.client, [functools.partial(write, i=i) for i in range(n)])
-        out[kind] = (ctx.client.info("memory")["used_memory"] - before) / n
-        _unlink(ctx, written)
+        if kind.endswith("_stock"):
+            ctx.client.config_set("hash-max-listpack-value", STOCK_LISTPACK_VALUE)
+        try:
+            before = ctx.client.info("memory")["used_memory"]
+            _pipelined(ctx.client, [functools.partial(write, i=i) for i in range(n)])
+            out[kind] = (ctx.client.info("memory")["used_memory"] - before) / n
+            _unlink(ctx, written)
+        finally:
+            if kind.endswith("_stock"):
+                ctx.client.config_set("hash-max-listpack-value", out["limit"])
     return out
 
 
