@@ -130,9 +130,9 @@ def _cost(r: dict, rows: Rows) -> None:
 def _record(c: dict, rows: Rows) -> None:
     if r := c.get("record_usec_per_job"):
         rows.add("  server µs/job of the record alone in claim + finish: hash / msgpack value / fixed header / "
-                 "the same a call at a time, MGET + MSET (empty call)",
-                 f"{r['hash']:.2f} / {r['packed']:.2f} / {r['fixed']:.2f} / {r.get('batched', 0):.2f} "
-                 f"({r['empty']:.2f})")
+                 "the same a call at a time, MGET + MSET / the same in hashes of 100, HMGET + HSET (empty call)",
+                 f"{r['hash']:.2f} / {r['packed']:.2f} / {r['fixed']:.2f} / {r.get('batched', 0):.2f} / "
+                 f"{r.get('bucketed', 0):.2f} ({r['empty']:.2f})")
 
 
 def _idle(r: dict, rows: Rows) -> None:
