@@ -33,7 +33,7 @@ RECORD_KEYS = {"rec_get": 1, "rec_has": 1, "rec_try_get": 1, "rec_fields": 1, "r
                "rec_fetched": 1, "rec_put_fields": 1}
 RECORD_NO_KEYS = {"rec_head", "rec_pack", "rec_unpack", "rec_flush", "rec_prefetch", "rec_fresh",
                   "rec_rest", "rec_clean", "rec_write_all", "rec_claim", "rec_complete", "rec_table", "rec_decoded",
-                  "rec_take", "rec_pack_fields", "rec_flat", "rec_ready", "rec_marks"}  # values, or ids
+                  "rec_take", "rec_pack_fields", "rec_flat", "rec_ready", "rec_marks", "rec_front"}  # values, or ids
 
 
 def lua(name: str) -> str:
@@ -144,10 +144,12 @@ def unbuilt(src: str) -> list[str]:
 def test_the_record_owner_builds_a_jobs_key_from_ns():
     """The one key _record.lua makes itself; every other key its helpers touch is a caller's, checked above."""
     src = re.sub(r"--[^\n]*", "", re.sub(r"--\[\[.*?\]\]", "", RECORD.read_text(), flags=re.S))
-    assert re.search(r"function job_key\(id\)\s*return KEY_OF\[id\] or ns \.\. 'job:' \.\. id\s*end", src)
-    # its memo of a batch's keys (rec_prefetch) holds only keys made the same way
+    assert re.search(r"function key_of\(id\)\s*return ns \.\. 'job:' \.\. id\s*end", src)
+    assert src.count("'job:'") == 1, "a job's key is made in key_of alone"
+    assert re.search(r"function job_key\(id\)\s*return KEY_OF\[id\] or key_of\(id\)\s*end", src)
+    # its memo of a batch's keys (rec_prefetch) holds only keys key_of made
     assert re.findall(r"KEY_OF\[(\w+)\] = (\w+)", src) == [("id", "key")]
-    assert re.search(r"local key = ns \.\. 'job:' \.\. id\s+KEY_OF\[id\] = key", src)
+    assert re.search(r"local key = key_of\(id\)\s+KEY_OF\[id\] = key", src)
     every = "".join(path.read_text() for path in RECORD_FILES)
     assert set(re.findall(r"function (rec_\w+)", every)) == set(RECORD_KEYS) | RECORD_NO_KEYS
 

@@ -17,6 +17,7 @@ from tests import durable_jobs, jobs, records
 from tests.procs import wait_for
 
 PACKED = override_settings(EMQ_RECORD_FORMAT="2")
+MARKS_AT = stored.PACKED.count(stored.SEP) + stored.HEAD.index("")  # the head's marks in a record's split
 
 
 def calls(client, names: tuple[str, ...]) -> dict[str, int]:
@@ -103,7 +104,7 @@ def test_a_value_holding_the_separator_keeps_its_job_a_hash(emq_env, client):
 @PACKED
 @pytest.mark.parametrize("foreign", ["not a job", stored.PACKED + "ready\x1f1\x1f"])
 def test_a_string_emq_did_not_write_is_still_quarantined(emq_env, client, foreign):
-    """Also one that starts as a packed record does but lacks a head's nine values (_packed.lua's HEAD_SHAPE)."""
+    """Also one that starts as a packed record does but lacks a head's nine values (_packed.lua's MATCH.shape)."""
     ref = jobs.add.enqueue(1, 2)
     key = Queue("default").keys.job(ref.id)
     client.set(key, foreign)
@@ -191,7 +192,7 @@ def test_due_packed_jobs_are_promoted_by_their_head_and_a_priority_still_goes_fi
 
 @PACKED
 def test_the_head_marks_each_field_a_claim_or_a_finish_must_act_on(emq_env, client):
-    """A claim and a finish take a packed job by its head's first bytes only when its marks (_packed.lua's MARKS)
+    """A claim and a finish take a packed job by its head's first bytes only when its marks (_packed.lua's MARK)
     say the rest holds nothing to act on, so every writer must mark such a field: a priority, a unique key
     ("s" when it frees at start), a result. Each job still ends as its fields say: the unique keys are free."""
     q = Queue("default")
@@ -200,7 +201,7 @@ def test_the_head_marks_each_field_a_claim_or_a_finish_must_act_on(emq_env, clie
             at_start.enqueue(7, 8)]
 
     def marks():
-        return [client.get(q.keys.job(r.id)).split(stored.SEP)[4] for r in refs]
+        return [client.get(q.keys.job(r.id)).split(stored.SEP)[MARKS_AT] for r in refs]
 
     assert marks() == ["", "p", "u", "s"]
     run_until_empty()
@@ -208,3 +209,20 @@ def test_the_head_marks_each_field_a_claim_or_a_finish_must_act_on(emq_env, clie
     assert marks()[:2] == ["r", "pr"]
     again = [unique.enqueue(5, 6), at_start.enqueue(7, 8)]
     assert {r.id for r in again}.isdisjoint(r.id for r in refs)
+
+
+@PACKED
+def test_a_plain_job_is_written_in_the_forms_the_claim_and_the_finish_know_by_their_start(emq_env, client):
+    """_packed.lua's fast paths find a plain job by a known start (HEADS): rec_claim a fresh ready one's (rec_front:
+    no marks, attempts or finished time, then its group), rec_complete an active one's of its token (no marks, no
+    finished time). A record that started otherwise would take the slow path, with the same outcome, so no other
+    test would see the trick break: this one pins the forms the writers (mint, the claim) give such a job."""
+    q, sep = Queue("default"), stored.SEP
+    ref = jobs.add.enqueue(1, 2)
+    key = q.keys.job(ref.id)
+    group = stored.packed(client.get(key))["group"]
+    assert client.get(key).startswith(f"{stored.PACKED}ready{sep}{sep}{sep}{sep}{group}{sep}")
+    [job] = q.bclaim(1, "w")
+    assert client.get(key).startswith(f"{stored.PACKED}active{sep}{sep}{job.token}{sep}{sep}{group}{sep}")
+    assert q.finish([Outcome(job.id, job.token, "completed", "null")]) == ["completed"]
+    assert client.get(key).startswith(f"{stored.PACKED}completed{sep}{sep}{job.token}{sep}")

@@ -173,10 +173,16 @@ local function packed(s)
   return type(s) == 'string' and string.find(s, MATCH.shape) ~= nil
 end
 
+-- A new job's head up to its lease: its state, marks, no attempts, no finished time, its group. rec_claim knows a
+-- fresh ready job by it.
+local function rec_front(state, marks, group)
+  return PACKED .. state .. SEP .. marks .. '\031\031\031' .. group .. SEP
+end
+
 -- A new job's packed record from its head's state, marks, group and lease and its rest (rec_rest's, joined;
 -- the marks its fields call for: rec_marks).
 local function rec_fresh(state, marks, group, lease, rest)
-  return PACKED .. state .. SEP .. marks .. '\031\031\031' .. group .. SEP .. lease .. '\031\031\031' .. rest
+  return rec_front(state, marks, group) .. lease .. '\031\031\031' .. rest
 end
 
 -- Fields (name, value, ...) as a packed record's rest, or nil when a value holds SEP.
@@ -213,7 +219,7 @@ local function rec_claim(s, group, worker, now)
   local marks, attempts, finished, g, lease, at = '', '', '', group, nil, nil
   local fresh = HEADS[1][group]
   if not fresh then
-    fresh = PACKED .. 'ready\031\031\031\031' .. group .. SEP
+    fresh = rec_front('ready', '', group)
     HEADS[1][group] = fresh
   end
   if string.find(s, fresh, 1, true) == 1 then lease, at = string.match(s, MATCH.fresh, #fresh + 1) end

@@ -30,10 +30,9 @@ local HASHED = {}
 -- a concatenation is a new string hashed whole. Reset each call (functions.RESET).
 local KEY_OF = {}
 
--- The key of job id's record.
-local function job_key(id)
-  return KEY_OF[id] or ns .. 'job:' .. id
-end
+-- The key of job id's record: made in key_of alone; job_key reads the read-ahead's memo first.
+local function key_of(id) return ns .. 'job:' .. id end
+local function job_key(id) return KEY_OF[id] or key_of(id) end
 
 -- Read the records of ids[1..n] ahead (false: no job there, skipped), in one MGET, when this release writes packed
 -- ones (a hash answers false to MGET: it is read as before).
@@ -43,7 +42,7 @@ local function rec_prefetch(ids, n)
   for i = 1, n do
     local id = ids[i]
     if id then
-      local key = ns .. 'job:' .. id
+      local key = key_of(id)
       KEY_OF[id] = key
       k = k + 1
       keys[k] = key
