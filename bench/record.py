@@ -146,30 +146,25 @@ def claim_finish(ctx: Ctx, fields: dict, n: int) -> dict:
     for kind, script, value in (("hash", HASH, None), ("packed", PACKED, record), ("fixed", FIXED, fixed),
                                 ("batched", BATCHED, fixed), ("empty", EMPTY, b"")):
         keys = [f"{ctx.prefix}:record:{kind}:{i}" for i in range(n)]
-        _pipelined(raw, [_writer(k, value, flat) for k in keys])
-        sha = raw.script_load(script)
-        calls = [_caller(sha, keys[i : i + BATCH]) for i in range(0, n, BATCH)]
-        cpu0 = server_cpu(ctx)
-        _pipelined(raw, calls)
-        out[kind] = (server_cpu(ctx) - cpu0) * 1e6 / n
-        _unlink(ctx, keys)
-    out["bucketed"] = _bucketed(ctx, raw, fixed, n)
+        out[kind] = _timed(ctx, raw, script, [_writer(k, value, flat) for k in keys], keys,
+                           lambda sha, keys=keys: [_caller(sha, keys[i : i + BATCH]) for i in range(0, n, BATCH)])
+    # BATCH divides BUCKET: a call's records share a bucket; a record's field is an id's last 24 characters
+    buckets, ids = [f"{ctx.prefix}:record:bucketed:{i // BUCKET}" for i in range(n)], [f"{i:024d}" for i in range(n)]
+    out["bucketed"] = _timed(
+        ctx, raw, BUCKETED, [_filler(buckets[i], ids[i], fixed) for i in range(n)], sorted(set(buckets)),
+        lambda sha: [_bucket_caller(sha, buckets[i], ids[i : i + BATCH]) for i in range(0, n, BATCH)])
     raw.close()
     return out
 
 
-def _bucketed(ctx: Ctx, raw: redis.Redis, value: bytes, n: int) -> float:
-    """claim_finish's bucketed layout: server CPU µs a job; BATCH divides BUCKET, so a call's jobs share a bucket."""
-    buckets = [f"{ctx.prefix}:record:bucketed:{i // BUCKET}" for i in range(n)]
-    fields = [f"{i:024d}" for i in range(n)]  # as bytes_per_record's: an id's last 24 characters
-    _pipelined(raw, [functools.partial(lambda p, i: p.hset(buckets[i], fields[i], value), i=i) for i in range(n)])
-    sha = raw.script_load(BUCKETED)
-    calls = [functools.partial(lambda p, i: p.evalsha(sha, 1, buckets[i], int(time.time() * 1000), "w1",
-                                                      *fields[i : i + BATCH]), i=i) for i in range(0, n, BATCH)]
+def _timed(ctx: Ctx, raw: redis.Redis, script: str, writes: list, written: list[str], calls_of) -> float:
+    """Server CPU µs a record of script's calls (calls_of(sha)) over the records writes make; written deleted after."""
+    _pipelined(raw, writes)
+    calls = calls_of(raw.script_load(script))
     cpu0 = server_cpu(ctx)
     _pipelined(raw, calls)
-    cpu = (server_cpu(ctx) - cpu0) * 1e6 / n
-    _unlink(ctx, sorted(set(buckets)))
+    cpu = (server_cpu(ctx) - cpu0) * 1e6 / len(writes)
+    _unlink(ctx, written)
     return cpu
 
 
@@ -186,29 +181,30 @@ def bytes_per_record(ctx: Ctx, keys: list[str], fields: dict, stored: str | None
     value, flat = wire.packed(fields), [x for kv in fields.items() for x in kv]
     n, out = len(keys), {}
     buckets = [f"{keys[0]}:bucket:{i // BUCKET}" for i in range(0, n, BUCKET)]
-    layouts = {
-        "hash": (lambda p, i: p.execute_command("HSET", keys[i], *flat), keys),
-        "packed": (lambda p, i: p.execute_command("SET", keys[i], value), keys),
-        "bucketed": (lambda p, i: p.execute_command("HSET", buckets[i // BUCKET], keys[i][-24:], value), buckets),
-    }
+    limit = int(ctx.client.config_get("hash-max-listpack-value").get("hash-max-listpack-value") or 64)
+
+    def in_keys(v):
+        return lambda p, i: p.execute_command("SET", keys[i], v)
+
+    def in_buckets(v):
+        return lambda p, i: p.execute_command("HSET", buckets[i // BUCKET], keys[i][-24:], v)
+
+    # kind: (write record i, the keys written, the hash-max-listpack-value to write them under)
+    layouts = {"hash": (lambda p, i: p.execute_command("HSET", keys[i], *flat), keys, limit),
+               "packed": (in_keys(value), keys, limit), "bucketed": (in_buckets(value), buckets, limit)}
     if stored:
-        layouts["stored"] = (lambda p, i: p.execute_command("SET", keys[i], stored), keys)
-        layouts["stored_bucketed"] = (
-            lambda p, i: p.execute_command("HSET", buckets[i // BUCKET], keys[i][-24:], stored), buckets)
-        layouts["stored_bucketed_stock"] = layouts["stored_bucketed"]  # at a stock server's limit (64)
-        limit = ctx.client.config_get("hash-max-listpack-value").get("hash-max-listpack-value")
-        out.update(stored_len=len(stored.encode()), packed_len=len(value.encode()), limit=int(limit or 64))
-    for kind, (write, written) in layouts.items():
-        if kind.endswith("_stock"):
-            ctx.client.config_set("hash-max-listpack-value", STOCK_LISTPACK_VALUE)
+        layouts.update(stored=(in_keys(stored), keys, limit), stored_bucketed=(in_buckets(stored), buckets, limit),
+                       stored_bucketed_stock=(in_buckets(stored), buckets, STOCK_LISTPACK_VALUE))
+        out.update(stored_len=len(stored.encode()), packed_len=len(value.encode()), limit=limit)
+    for kind, (write, written, under) in layouts.items():
+        ctx.client.config_set("hash-max-listpack-value", under)
         try:
             before = ctx.client.info("memory")["used_memory"]
             _pipelined(ctx.client, [functools.partial(write, i=i) for i in range(n)])
             out[kind] = (ctx.client.info("memory")["used_memory"] - before) / n
             _unlink(ctx, written)
         finally:
-            if kind.endswith("_stock"):
-                ctx.client.config_set("hash-max-listpack-value", out["limit"])
+            ctx.client.config_set("hash-max-listpack-value", limit)
     return out
 
 
@@ -218,6 +214,14 @@ def _writer(key: str, value: bytes | None, flat: list):
 
 def _caller(sha: str, keys: list[str]):
     return lambda p: p.evalsha(sha, len(keys), *keys, int(time.time() * 1000), "w1")
+
+
+def _filler(bucket: str, field: str, value: bytes):
+    return lambda p: p.hset(bucket, field, value)
+
+
+def _bucket_caller(sha: str, bucket: str, fields: list[str]):
+    return lambda p: p.evalsha(sha, 1, bucket, int(time.time() * 1000), "w1", *fields)
 
 
 def _pipelined(client, calls: list) -> None:
