@@ -473,3 +473,17 @@ def outlives_a_stall(path, tag, seconds):
         raise
     _note(path, f"{tag} end")
     return tag
+
+
+# -- a worker stuck past its grace (tests/test_supervisor.py) ------------------------------------
+
+
+@emq.job
+def holds_the_log(seconds):
+    """Takes the lock of every logging handler and keeps it: the worker's next log line (its stop's
+    "stopping: waiting…") blocks its main thread, as a job holding a lock the worker needs would."""
+    import logging
+
+    for handler in {*logging.getLogger().handlers, *logging.getLogger("emq").handlers}:
+        handler.acquire()
+    time.sleep(seconds)

@@ -198,14 +198,33 @@ def test_a_setting_the_worker_process_finds_wrong_ends_the_command_with_one_line
 
 
 @pytest.mark.one_server  # its subject is the processes, not the server
-def test_a_worker_process_stuck_past_its_grace_is_killed_and_the_exit_code_says_so(emq_env, fleet, client):
-    """A worker process that does not stop (here SIGSTOP) is killed STOP_MARGIN (10 s) after its grace."""
+def test_a_worker_process_stuck_past_its_grace_shows_its_stacks_is_killed_and_the_exit_code_says_so(
+        emq_env, fleet, client):
+    """A worker process whose main thread is stuck (a job holds the log's lock its stop's line needs) is
+    asked for its threads' stacks STOP_MARGIN (10 s) after its grace, then killed: the log says where."""
     sup = fleet.worker("--concurrency", "1", "--grace", "0")
     child = _one_worker(client, emq_env["EMQ_PREFIX"])
-    os.kill(child, signal.SIGSTOP)
+    jobs.holds_the_log.enqueue(600)
+    wait_for(lambda: Queue("default").counts().active == 1, timeout=30, what="the job holding the log")
     sup.send_signal(signal.SIGTERM)
     assert sup.wait(timeout=30) == exits.UNCLEAN
-    assert f"worker process(es) [{child}] still running 10s after the stop's grace: killed" in fleet.log(sup)
+    log = fleet.log(sup)
+    assert f"worker process(es) [{child}] still running 10s after the stop's grace: killed" in log
+    stacks = log[log.index("the stack of each thread follows"):]
+    assert "in _stop_pass" in stacks and "in holds_the_log" in stacks, stacks[-3000:]
+    assert not _alive(child)
+
+
+@pytest.mark.one_server  # its subject is the processes, not the server
+def test_sigusr1_prints_a_worker_process_threads_stacks_and_it_runs_on(emq_env, fleet, client):
+    """kill -USR1 <worker process>: the stack of each of its threads on its stderr; it goes on working."""
+    sup = fleet.worker("--concurrency", "1")
+    child = _one_worker(client, emq_env["EMQ_PREFIX"])
+    os.kill(child, signal.SIGUSR1)
+    wait_for(lambda: "in _run" in fleet.log(sup), timeout=10, what="the worker process's stacks")
+    assert "emq/runtime/worker.py" in fleet.log(sup)
+    assert jobs.pid.enqueue().wait(timeout=30).result == child
+    assert _alive(child) and sup.poll() is None
 
 
 @pytest.mark.one_server  # its subject is the processes, not the server

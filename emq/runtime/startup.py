@@ -9,9 +9,11 @@ configuration that no wait can mend (no EMQ_URL and no embedded server installed
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import logging
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -107,3 +109,19 @@ def freeze_heap() -> None:
     """
     gc.collect()  # start-up's garbage first: a frozen object is never freed
     gc.freeze()
+
+
+# The signal that prints every thread's stack of a process of emq to its stderr, and lets it run on.
+STACKS = signal.SIGUSR1
+
+
+def stacks_on_signal() -> None:
+    """``kill -USR1 <pid>`` prints the stack of each thread of this process (Sidekiq's TTIN, Python's
+    faulthandler): where a worker that will not stop, or a job that will not end, is stuck. The supervisor
+    sends it to a worker process before it kills one for outliving its grace. faulthandler writes from the
+    signal handler itself, taking no lock, so a main thread deadlocked on one is still shown."""
+    try:
+        faulthandler.register(STACKS, file=sys.stderr, all_threads=True, chain=False)
+    except (AttributeError, ValueError, OSError, RuntimeError):  # a stderr with no file descriptor: no stacks
+        log.debug("no stacks on SIGUSR1: stderr has no file descriptor")
+

@@ -10,11 +10,11 @@ exits 0 (a burst worker that drained) is done, and one that finds a setting wron
 SIGTERM or SIGINT to the supervisor is passed on to every child: the first as SIGTERM, which starts
 their graceful stop (running jobs get the grace, then are released), a second as SIGINT, which cuts
 their grace short. A child takes a repeated SIGTERM as the same stop (``startup.on_stop_signals``):
-systemd signals every process of its unit, the children too. A child
-still there STOP_MARGIN after its grace is killed, and the supervisor exits ``exits.UNCLEAN``
-(its jobs come back through the sweep). The children live in their own process group, so a
-terminal's Ctrl-C reaches them only through the supervisor, and they get SIGTERM themselves if
-the supervisor is killed.
+systemd signals every process of its unit, the children too. A child still there STOP_MARGIN after
+its grace is asked for its threads' stacks (they go to the log) and killed, and the supervisor exits
+``exits.UNCLEAN`` (its jobs come back through the sweep). The children live in their own process
+group, so a terminal's Ctrl-C reaches them only through the supervisor, and they get SIGTERM
+themselves if the supervisor is killed.
 
 The supervisor sleeps in one ``select`` on a pipe that the signal handlers write to
 (``stop_relay.MainWait``, as the start-up's wait for the server): a child's death (SIGCHLD), a stop
@@ -42,6 +42,9 @@ MAX_BACKOFF = 10.0
 # Seconds a stopping child gets past its grace: releasing its leases and closing its threads take
 # about one (``Worker.run``); past this it is stuck, and killed.
 STOP_MARGIN = 10.0
+# Seconds between asking a late child for its stacks (``startup.STACKS``) and killing it: they are written
+# from its signal handler as soon as the kernel delivers the signal, in well under a second.
+STACKS_WAIT = 1.0
 PR_SET_PDEATHSIG = 1
 
 
@@ -65,7 +68,8 @@ class Supervisor:
         self.failures: dict[int, int] = {}  # slot -> quick deaths in a row
         self.due: dict[int, float] = {}  # slot -> monotonic time its restart is due (after a backoff)
         self.asked = self.passed = 0  # stop signals received, and passed on to the children
-        self.kill_at = math.inf  # monotonic time a stopping child is killed
+        self.kill_at = math.inf  # monotonic time a stopping child is asked for its stacks, then killed
+        self.dumped = False  # the late children were asked for their stacks (``_kill_late``)
         self.code = exits.STOPPED
         self.pid = os.getpid()
         self._signals: MainWait | None = None  # what the loop sleeps on (``_listen``)
@@ -145,10 +149,17 @@ class Supervisor:
                 self._spawn(slot)
 
     def _kill_late(self) -> None:
+        """Kill the children still there past their grace and STOP_MARGIN: first their stacks, so the log
+        says where each was stuck (``startup.stacks_on_signal``), then SIGKILL STACKS_WAIT later."""
         if not self.children or time.monotonic() < self.kill_at:
             return
-        log.error("worker process(es) %s still running %gs after the stop's grace: killed; their jobs return "
-                  "when their leases expire", sorted(self.children), STOP_MARGIN)
+        if not self.dumped:
+            log.error("worker process(es) %s still running %gs after the stop's grace: killed; their jobs return "
+                      "when their leases expire (the stack of each thread follows)", sorted(self.children),
+                      STOP_MARGIN)
+            self._signal_all(startup.STACKS)
+            self.dumped, self.kill_at = True, time.monotonic() + STACKS_WAIT
+            return
         self._signal_all(signals.SIGKILL)
         self.code, self.kill_at = exits.UNCLEAN, math.inf
 

@@ -29,6 +29,7 @@ class Command(BaseCommand):
         names = check.queue_names(options["queues"])
         try:
             logs.setup()
+            startup.stacks_on_signal()  # kill -USR1: every thread's stack
             if not startup.wait_for_server():
                 return
             apply_group_limits(names)

@@ -76,6 +76,7 @@ class Command(BaseCommand):
 
         try:
             logs.setup()
+            startup.stacks_on_signal()  # kill -USR1: every thread's stack (and the supervisor's, before a kill)
             autodiscover()
             if metrics_port:
                 from emq.metrics.exporter import serve
