@@ -27,6 +27,7 @@ from bench.harness import (
     results,
     script_usec,
     server_cpu,
+    tree_cpu,
     wait_completed,
 )
 from bench.memory import memory
@@ -277,7 +278,7 @@ def idle(ctx: Ctx) -> None:
     w = WorkerProc(ctx, queue, "--concurrency", "10")
     w.wait_up()
     time.sleep(2.0)  # let it park: startup traffic (connections, first tick) is not idle traffic
-    cpu0 = cpu_seconds(w.proc.pid)
+    cpu0 = tree_cpu(w.proc.pid)  # the supervisor and its worker process
     if ctx.private:
         reset_stats(ctx)
     bar = Progress(f"idle worker, {seconds} s", seconds * 10)
@@ -288,7 +289,7 @@ def idle(ctx: Ctx) -> None:
     by_command["info"] = by_command.get("info", 1) - 1  # not the INFO that read them,
     by_command.pop("config|resetstat", None)  # nor the reset that zeroed them
     cmds = sum(by_command.values()) if ctx.private else None
-    cpu = cpu_seconds(w.proc.pid) - cpu0
+    cpu = tree_cpu(w.proc.pid) - cpu0
     bar.close()
     w.stop()
     ctx.results["idle"] = {"seconds": seconds, "cmds_per_s": None if cmds is None else cmds / seconds,
@@ -432,7 +433,8 @@ def scale(ctx: Ctx) -> None:
     bar.close()
     per_job = (ctx.client.info("memory")["used_memory"] - used0) / big
     c = str(DRAIN_CONCURRENCY)
-    ws, wb = WorkerProc(ctx, small_q, "--concurrency", c), WorkerProc(ctx, big_q, "--concurrency", c)
+    # In the command's own process (--no-supervise): SIGSTOP must pause the worker, and its CPU is its pid's.
+    ws, wb = (WorkerProc(ctx, q, "--concurrency", c, "--no-supervise") for q in (small_q, big_q))
     wb.wait_up()
     ws.wait_up()
     os.kill(wb.proc.pid, signal.SIGSTOP)
