@@ -113,6 +113,23 @@ def test_a_claim_whose_lease_ends_before_the_pumps_next_tick_wakes_it(emq_env, c
     assert client.llen(q.keys.pumpwake) == 1
 
 
+@pytest.mark.parametrize(("waiting", "relayed"), [(False, False), (True, False), (False, True), (True, True)])
+def test_the_ticks_one_exists_tells_waiting_jobs_from_relay_entries(emq_env, client, waiting, relayed):
+    """tick.lua learns whether jobs wait (1) and relay entries queue (2) from one EXISTS that names the relay list
+    twice: an idle queue's tick spends one command on both. Each case decodes to its own: the look at waiting
+    jobs runs (here it drops an entry whose job is gone) only when one waits, the relay is counted only when
+    it holds entries."""
+    q = Queue("default")
+    if waiting:
+        client.zadd(q.keys.fixed("waiting"), {"default.gone": 1})
+    if relayed:
+        client.rpush(q.keys.fixed("relay"), "1|a", "2|b")
+    tick = q.tick("pump-1", ttl_ms=60_000, park_ms=20_000)
+    assert tick.leader and tick.relay == (2 if relayed else 0)
+    assert client.zcard(q.keys.fixed("waiting")) == 0
+    client.delete(q.keys.fixed("relay"))
+
+
 def test_blocking_clients_read_longer_than_they_block(emq_env):
     """redis-py's default 5 s read timeout would cut a longer blocking pop short and reconnect."""
     client = new_client(block=30)

@@ -229,10 +229,10 @@ def _commands(client, act, needle: str = "own:") -> list[str]:
 
 
 def _next_tick_in(client, q: Queue) -> float:
-    """Seconds until the leading Pump's next planned tick (``pumpnext``, server ms); 0 when none is planned."""
-    planned = client.get(q.keys.pumpnext)
+    """Seconds until the leading Pump's next planned tick (``pumplast``'s last field, server ms); 0 when none is."""
+    last = client.get(q.keys.pumplast)
     seconds, micros = client.time()
-    return (int(planned) - (seconds * 1000 + micros // 1000)) / 1000 if planned else 0.0
+    return (int(last.rsplit("|", 1)[1]) - (seconds * 1000 + micros // 1000)) / 1000 if last else 0.0
 
 
 @pytest.fixture

@@ -108,9 +108,9 @@ FIXED = frozenset(
         "wake",  # list  tokens parked workers block on
         "cancels",  # sharded channel (not a key): the running jobs cancel.lua cancelled (runtime/cancels.py)
         "pumpwake",  # list  tokens a parked Pump blocks on (earlier due time, new lease)
-        "pumpnext",  # string  ms of the leading Pump's next planned tick (bclaim wakes it sooner)
         "pumplast",  # string  "<pump>|<ms>|<planned ms>": the leading Pump's last tick, which a late one
-        # compares with to see a server stall (tick.lua)
+        # compares with to see a server stall (tick.lua), and its next, which a claim's earlier lease or a
+        # hold's earlier end wakes it for (_wake.lua's pump_next)
         "done",  # zset  id -> finished ms, trimmed by age and count
         "dead",  # zset  id -> finished ms, kept until deleted or past EMQ_DEAD_TTL / EMQ_KEEP_DEAD
         "dead:classes",  # hash  error class -> "<count>,<first ms>,<last ms>" of the dead jobs (_classes.lua)

@@ -55,11 +55,13 @@ def remember_all(names: Iterable[str]) -> None:
         remember_queue(Queue(name))
 
 
-def beat(prefix: str, worker_id: str, entry: dict[str, Any], ttl: int, settings: bool) -> dict[str, str] | None:
+def beat(prefix: str, worker_id: str, entry: dict[str, Any], ttl: int, settings: bool,
+         client: Any = None) -> dict[str, str] | None:
     """Refresh a worker's entry for ttl seconds, and put its id back in the set if the entry had lapsed (a
     reader drops an id whose entry is gone: the entry first, then the id); with settings, read the stored
-    worker settings as stored (``overrides.parse`` reads them) in the same round trip. Mostly one command a beat."""
-    client = get_client()
+    worker settings as stored (``overrides.parse`` reads them) in the same round trip. Mostly one command a beat.
+    client: the heartbeat thread's own connection, else the shared one."""
+    client = client or get_client()
     with guard():
         pipe = client.pipeline(transaction=False)
         pipe.set(keys.worker(prefix, worker_id), json.dumps(entry), ex=ttl, get=True)

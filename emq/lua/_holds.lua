@@ -1,8 +1,7 @@
 --[[
   _holds: a group ("" the whole queue) held off the ring until a time: its rate limit's window is full
   (_rates.lua) or a job asked for it; the Pump's tick releases it.
-  Suffixes used here: rhold (zset: group | "" -> ms its hold ends), rout (set: held groups off the ring),
-                      pumpnext
+  Suffixes used here: rhold (zset: group | "" -> ms its hold ends), rout (set: held groups off the ring)
 ]]
 --- @include "_ring"
 --- @include "_serving"
@@ -16,7 +15,7 @@ local function rate_hold(group, untl)
   if cur and tonumber(cur) >= untl then return end
   redis.call('ZADD', ns .. 'rhold', untl, group)
   HOLDS, RHOLD, HOLDAT[group] = true, true, untl
-  if untl < tonumber(redis.call('GET', ns .. 'pumpnext') or '0') then wake('pumpwake') end
+  if untl < pump_next() then wake('pumpwake') end  -- _wake.lua
 end
 
 -- The Pump's tick: end the holds due by now; a group that left the ring for its hold rejoins it.

@@ -5,7 +5,7 @@
   that is neither a job nor a batch any more settles the child as "missing" (_flow.lua's settle: dead
   with reason "parent <id> missing" unless it runs whatever its parents did). At most ORPHAN_BATCH
   waiting jobs, and their pending parents, once every ORPHAN_EVERY ms: bounded work, whatever the
-  number waiting, and one EXISTS a tick for a queue with none. A pass over n waiting jobs takes
+  number waiting, and nothing for a queue with none (the tick learns that with its relay's, in one EXISTS). A pass over n waiting jobs takes
   n / ORPHAN_BATCH s at least.
   A parent in another queue is another slot: those (child, parent, its queue) are handed back to the
   Pump, which asks the parent's queue again (flow_link answers "missing", or the outcome of a parent
@@ -36,11 +36,11 @@ local function orphan_look(id, now, far)
   end
 end
 
--- Look at the next ORPHAN_BATCH waiting jobs, when the last look is ORPHAN_EVERY ms old; returns
--- {child, parent, queue, ...} for their parents in other queues.
-local function orphans_check(now)
+-- Look at the next ORPHAN_BATCH waiting jobs (any: whether a job waits at all), when the last look is ORPHAN_EVERY
+-- ms old; returns {child, parent, queue, ...} for their parents in other queues.
+local function orphans_check(now, any)
   local far = {}
-  if redis.call('EXISTS', ns .. 'waiting') == 0 then return far end
+  if not any then return far end
   local rank, next_ms = string.match(redis.call('GET', ns .. 'waiting:at') or '0|0', '^(%d+)|(%d+)$')
   if now < tonumber(next_ms) then return far end
   rank = tonumber(rank)

@@ -1,6 +1,6 @@
 --[[
   _wake: the lists parked clients block on, the workers' (wake) and the Pump's (pumpwake).
-  Suffixes used here: wake, pumpwake
+  Suffixes used here: wake, pumpwake, pumplast
 ]]
 -- Leave at most one token in a wake list: one parked waiter is enough to start a chain.
 -- WAKE_TOKEN: whether the workers' list ('wake') holds a token, once this call knows it, else nil: an
@@ -15,4 +15,11 @@ local function wake(suffix)
   if suffix == 'wake' then known, WAKE_TOKEN = WAKE_TOKEN, true end
   if known == nil then known = redis.call('LLEN', ns .. suffix) > 0 end
   if not known then redis.call('RPUSH', ns .. suffix, '1') end
+end
+
+-- Server ms of the leading Pump's next planned tick, the last field of the "<pump>|<ms>|<planned ms>" its tick
+-- writes (tick.lua); 0 when none is planned. A duty due before it (a lease, a hold) wakes the Pump sooner.
+local function pump_next()
+  local last = redis.call('GET', ns .. 'pumplast')
+  return tonumber(last and string.match(last, '|(%d+)$') or '0')
 end

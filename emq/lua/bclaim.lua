@@ -22,7 +22,7 @@
   checked before any write to it and ends dead as "corrupt: <what>" (_checks.lua); the rest of the batch is leased as
   usual.
   Derived: rates, rhold, rout, rlog:<group>, prio, plane:<group>, solo, ring, ring:in, counters, recount:seen, lanes,
-           caps, active, paused, leases, held, dead, wake, pumpwake, pumpnext, stats, job:<id>, lane:<group>
+           caps, active, paused, leases, held, dead, wake, pumpwake, pumplast, stats, job:<id>, lane:<group>
   Returns: {now_ms, then 7 per job (2 for a packed record leased by its head: id, the record as leased, its
            second item told by its first byte, SEP): id, token, fn, args, kwargs, group,
            "<lease_ms>|<max_attempts>|<backoff>|<due_ms>|<timeout>|<meta>"} token = the job's attempts after the
@@ -277,8 +277,7 @@ if got > 0 then
   if #held > 0 then redis.call('HSET', ns .. 'held', unpack(held)) end
   -- A lease that expires before the Pump's next planned tick moves its duty earlier: wake it
   -- (as schedule() does for due times). The usual lease outlasts the Pump's park: no wake.
-  local next_tick = tonumber(redis.call('GET', ns .. 'pumpnext') or '0')
-  if first_expiry < next_tick then wake('pumpwake') end
+  if first_expiry < pump_next() then wake('pumpwake') end  -- _wake.lua
   active_take(taken)  -- _claim.lua
   count(now, 'claimed', got)
   -- Work left behind: pass the baton to the next parked worker.

@@ -41,7 +41,7 @@
   held in its group (held).
   Derived: job:<id>, leases, held, done, dead, queued, scheduled, lane:<group>, ring, lanes, caps, active,
            paused:groups, wake, pumpwake, stats, minute:<n>, jstat:m<minute>:<name>, jstat:names, unknown,
-           rhold, rout, pumpnext,
+           rhold, rout, pumplast,
            and what a flow's end touches (_flow.lua)
   Returns: {state_1, ..., state_n}   the state the script decided for each item:
            "completed" | "ready" (retry now) | "scheduled" (retry later) | "dead" | "waiting" (suspended),

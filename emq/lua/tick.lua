@@ -17,7 +17,10 @@
   ARGV[5] grace     ms of a stall forgiven at most (0: none)
   ARGV[6] late      ms this Pump sent the tick after the time its last tick planned (0: on time or early)
   Jobs waiting for a parent whose record vanished are looked for a few at a time (_orphans.lua).
-  Derived: leader, pumpnext, pumplast, scheduled, leases, repeat:next, rhold, rout, waiting, waiting:at,
+  An idle queue's tick, every EMQ_PUMP_PARK, is most of an idle worker's traffic (docs/reference/performance.md):
+  its two strings are read in one MGET, whether jobs wait and relay entries queue is learnt in one EXISTS, and
+  pumplast alone tells claims and holds when it ticks next (_wake.lua's pump_next).
+  Derived: leader, pumplast, scheduled, leases, repeat:next, rhold, rout, waiting, waiting:at, relay,
            plus what promote, reclaim and the look at waiting jobs touch
   Returns: {leader 0|1, promoted, reclaimed, park_ms, repeat_due 0|1, now_us, relay, stall_ms, graced, far}
            now_us = the server's clock in microseconds: park_ms counts from its millisecond, so
@@ -34,7 +37,7 @@
 local me, ttl, limit, park = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local grace, late = tonumber(ARGV[5]), tonumber(ARGV[6])
 local STALL_MIN_MS = 100  -- a tick this much later than planned is within a busy server's and network's noise
-local lead = redis.call('GET', ns .. 'leader')
+local lead, last = unpack(redis.call('MGET', ns .. 'leader', ns .. 'pumplast'))  -- false for a missing key
 if lead and lead ~= me then return {0, 0, 0, park, 0, 0, 0, 0, 0, {}} end
 if lead then
   redis.call('PEXPIRE', ns .. 'leader', ttl)
@@ -55,7 +58,6 @@ end
 
 -- "<pump>|<ms of its last tick>|<ms it planned the next>", written by the leading Pump's every tick.
 local stall_ms, stall_from, graced = 0, nil, 0
-local last = redis.call('GET', ns .. 'pumplast')
 if last then
   local who, at, planned = string.match(last, '^(.*)|(%d+)|(%d+)$')
   if who == me and now - tonumber(planned) - late > STALL_MIN_MS then
@@ -77,7 +79,9 @@ if expiry and expiry <= now then
   reclaimed = #ids
   expiry = head('leases')
 end
-local far = orphans_check(now)  -- _orphans.lua
+-- Whether jobs wait (1) and relay entries queue (2, the key named twice), in one EXISTS: an idle queue has neither.
+local queued = redis.call('EXISTS', ns .. 'waiting', ns .. 'relay', ns .. 'relay')
+local far = orphans_check(now, queued % 2 == 1)  -- _orphans.lua
 local held = head('rhold')  -- rate-limit holds (_holds.lua)
 if held and held <= now then
   rate_release(now, limit)
@@ -92,13 +96,14 @@ if rep and rep < next_at then next_at = rep end
 if held and held < next_at then next_at = held end
 local repeat_due = 0
 if rep and rep <= now then repeat_due = 1 end
--- When this Pump will tick next: a claim whose lease expires sooner wakes it (bclaim).
-redis.call('SET', ns .. 'pumpnext', next_at, 'PX', ttl)
--- No expiry: a stall longer than the lead's ttl must still find it (a queue's one small key). A stall
--- with more expired leases than one tick takes is left in it: the next tick (at once) forgives the rest.
+-- When this Pump will tick next: a claim whose lease expires sooner, or a hold that ends sooner, wakes it
+-- (_wake.lua's pump_next). No expiry: a stall longer than the lead's ttl must still find it (a queue's one
+-- small key); a dead Pump's planned tick passes, and wakes no one. A stall with more expired leases than one
+-- tick takes is left in it: the next tick (at once) forgives the rest, its plan already past meanwhile.
 if not (stall_from and expiry and expiry <= now) then
   redis.call('SET', ns .. 'pumplast', me .. '|' .. now .. '|' .. next_at)
 end
 flush_events()
-return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now_us, redis.call('LLEN', ns .. 'relay'),
-  stall_ms, graced, far}
+-- An entry this tick relayed into an empty list woke the Pump (_flow.lua): its next tick, at once, counts it.
+return {1, promoted, reclaimed, math.max(next_at - now, 0), repeat_due, now_us,
+  queued >= 2 and redis.call('LLEN', ns .. 'relay') or 0, stall_ms, graced, far}

@@ -53,8 +53,12 @@ class Heartbeat:
         self.thread.start()
 
     def beat(self, settings: bool = True) -> None:
-        """Refresh the entry; with settings, read the stored ones and hand over what applies to this worker."""
-        stored = registry.beat(self.prefix, self.worker_id, self.info(), TTL, settings and self.on_settings is not None)
+        """Refresh the entry; with settings, read the stored ones and hand over what applies to this worker.
+
+        Once started, on the thread's own connection, idle between its pops: on the shared one, a beat at the
+        moment of the Pump's tick (both on one period from the start) made the pool open a second connection."""
+        stored = registry.beat(self.prefix, self.worker_id, self.info(), TTL, settings and self.on_settings is not None,
+                               self.client)
         if stored is not None and self.on_settings is not None:
             self.on_settings(overrides.effective(self.worker_id, overrides.parse(stored)))
 
