@@ -52,13 +52,11 @@ class Heartbeat:
         self.client = new_client(block=HEARTBEAT)
         self.thread.start()
 
-    def beat(self, settings: bool = True) -> None:
+    def beat(self, settings: bool = True, client: Any = None) -> None:
         """Refresh the entry; with settings, read the stored ones and hand over what applies to this worker.
-
-        Once started, on the thread's own connection, idle between its pops: on the shared one, a beat at the
-        moment of the Pump's tick (both on one period from the start) made the pool open a second connection."""
+        client: the connection to use (the shared one by default: a beat from another thread, the loop's)."""
         stored = registry.beat(self.prefix, self.worker_id, self.info(), TTL, settings and self.on_settings is not None,
-                               self.client)
+                               client)
         if stored is not None and self.on_settings is not None:
             self.on_settings(overrides.effective(self.worker_id, overrides.parse(stored)))
 
@@ -95,7 +93,9 @@ class Heartbeat:
             self.beats += 1
             unread = unread or woken
             try:
-                self.beat(settings=unread or self.beats % SETTINGS_EVERY == 0)
+                # On the thread's own connection, idle between its pops: on the shared one, a beat at the moment of
+                # the Pump's tick (both on one period from the start) made the pool open a second connection.
+                self.beat(settings=unread or self.beats % SETTINGS_EVERY == 0, client=self.client)
                 unread = False
             except Exception as exc:  # an outage: the worker's loop reports it; try again next beat
                 log.debug("heartbeat failed: %s", exc)
