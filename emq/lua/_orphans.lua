@@ -5,8 +5,8 @@
   that is neither a job nor a batch any more settles the child as "missing" (_flow.lua's settle: dead
   with reason "parent <id> missing" unless it runs whatever its parents did). At most ORPHAN_BATCH
   waiting jobs, and their pending parents, once every ORPHAN_EVERY ms: bounded work, whatever the
-  number waiting, and nothing for a queue with none (the tick learns that with its relay's, in one EXISTS). A pass over n waiting jobs takes
-  n / ORPHAN_BATCH s at least.
+  number waiting, and nothing for a queue with none (the tick learns that with its relay's, in one
+  EXISTS). A pass over n waiting jobs takes n / ORPHAN_BATCH s at least.
   A parent in another queue is another slot: those (child, parent, its queue) are handed back to the
   Pump, which asks the parent's queue again (flow_link answers "missing", or the outcome of a parent
   whose relay was lost) and relays the answer (emq.core.flows.recheck).

@@ -17,9 +17,16 @@ local function wake(suffix)
   if not known then redis.call('RPUSH', ns .. suffix, '1') end
 end
 
--- Server ms of the leading Pump's next planned tick, the last field of the "<pump>|<ms>|<planned ms>" its tick
--- writes (tick.lua); 0 when none is planned. A duty due before it (a lease, a hold) wakes the Pump sooner.
+-- The leading Pump's last tick as its tick writes it (tick.lua), "<pump>|<ms of the tick>|<ms it planned the next>":
+-- the pump, and the two times as numbers; nil for none. Read here alone: the tick to see a stall, pump_next below.
+local function pump_plan(last)
+  local who, at, planned = string.match(last or '', '^(.*)|(%d+)|(%d+)$')
+  if who then return who, tonumber(at), tonumber(planned) end
+end
+
+-- Server ms of the leading Pump's next planned tick; 0 when none is planned. A duty due before it (a lease, a
+-- hold) wakes the Pump sooner.
 local function pump_next()
-  local last = redis.call('GET', ns .. 'pumplast')
-  return tonumber(last and string.match(last, '|(%d+)$') or '0')
+  local _, _, planned = pump_plan(redis.call('GET', ns .. 'pumplast'))
+  return planned or 0
 end

@@ -34,6 +34,7 @@
 --- @include "_holds"
 --- @include "_orphans"
 --- @include "_pump"
+--- @include "_wake"
 local me, ttl, limit, park = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local grace, late = tonumber(ARGV[5]), tonumber(ARGV[6])
 local STALL_MIN_MS = 100  -- a tick this much later than planned is within a busy server's and network's noise
@@ -56,13 +57,13 @@ local function head(suffix)
   return nil
 end
 
--- "<pump>|<ms of its last tick>|<ms it planned the next>", written by the leading Pump's every tick.
+-- The leading Pump's last tick (pumplast), written at the end of its every tick.
 local stall_ms, stall_from, graced = 0, nil, 0
-if last then
-  local who, at, planned = string.match(last, '^(.*)|(%d+)|(%d+)$')
-  if who == me and now - tonumber(planned) - late > STALL_MIN_MS then
-    stall_ms = now - tonumber(planned) - late
-    if grace > 0 then stall_from = math.max(tonumber(at), now - grace) end
+do
+  local who, at, planned = pump_plan(last)  -- _wake.lua
+  if who == me and now - planned - late > STALL_MIN_MS then
+    stall_ms = now - planned - late
+    if grace > 0 then stall_from = math.max(at, now - grace) end
   end
 end
 
@@ -101,7 +102,7 @@ if rep and rep <= now then repeat_due = 1 end
 -- small key); a dead Pump's planned tick passes, and wakes no one. A stall with more expired leases than one
 -- tick takes is left in it: the next tick (at once) forgives the rest, its plan already past meanwhile.
 if not (stall_from and expiry and expiry <= now) then
-  redis.call('SET', ns .. 'pumplast', me .. '|' .. now .. '|' .. next_at)
+  redis.call('SET', ns .. 'pumplast', me .. '|' .. now .. '|' .. next_at)  -- read by pump_plan (_wake.lua)
 end
 flush_events()
 -- An entry this tick relayed into an empty list woke the Pump (_flow.lua): its next tick, at once, counts it.
