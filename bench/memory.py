@@ -36,9 +36,9 @@ def memory(ctx: Ctx) -> None:
     after = ctx.client.info("memory")["used_memory"]
     bar.close(f"{(after - before) / n:,.0f} bytes/job")
     first = next(iter(ctx.client.lrange(ctx.keys(queue).lane("_"), 0, 0)), None)
-    fields = stored.read_all_raw(ctx.client, [ctx.keys(queue).job(first)])[0] if first else {}
-    # The record as the queue stores it when one string (format 2), for the floors of a key a job and of buckets.
     key = ctx.keys(queue).job(first) if first else None
+    fields = stored.read_all_raw(ctx.client, [key])[0] if key else {}
+    # The record as the queue stores it when one string (format 2), for the floors of a key a job and of buckets.
     raw = ctx.client.get(key) if key and ctx.client.type(key) == "string" else None
     deleted = _delete_queue(ctx, queue)
     ctx.results["memory"] = {"queued": n, "bytes_per_queued_job": (after - before) / n, "used_before": before,

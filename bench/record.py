@@ -181,7 +181,7 @@ def bytes_per_record(ctx: Ctx, keys: list[str], fields: dict, stored: str | None
     value, flat = wire.packed(fields), [x for kv in fields.items() for x in kv]
     n, out = len(keys), {}
     buckets = [f"{keys[0]}:bucket:{i // BUCKET}" for i in range(0, n, BUCKET)]
-    limit = int(ctx.client.config_get("hash-max-listpack-value").get("hash-max-listpack-value") or 64)
+    limit = int(ctx.client.config_get("hash-max-listpack-value").get("hash-max-listpack-value") or STOCK_LISTPACK_VALUE)
 
     def in_keys(v):
         return lambda p, i: p.execute_command("SET", keys[i], v)
@@ -195,7 +195,8 @@ def bytes_per_record(ctx: Ctx, keys: list[str], fields: dict, stored: str | None
     if stored:
         layouts.update(stored=(in_keys(stored), keys, limit), stored_bucketed=(in_buckets(stored), buckets, limit),
                        stored_bucketed_stock=(in_buckets(stored), buckets, STOCK_LISTPACK_VALUE))
-        out.update(stored_len=len(stored.encode()), packed_len=len(value.encode()), limit=limit)
+        out.update(stored_len=len(stored.encode()), packed_len=len(value.encode()), limit=limit,
+                   stock_limit=STOCK_LISTPACK_VALUE)
     for kind, (write, written, under) in layouts.items():
         ctx.client.config_set("hash-max-listpack-value", under)
         try:

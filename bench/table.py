@@ -176,7 +176,8 @@ def _memory(r: dict, rows: Rows) -> None:
                  f"{b['hash']:,.0f} / {b['packed']:,.0f} / {b['bucketed']:,.0f}")
     if b and "stored" in b:
         rows.add(f"  the record as stored ({b['stored_len']} B; the packed one {b['packed_len']} B): a key of its "
-                 f"own / in hashes of 100 (listpack up to {b['limit']} B a value) / the same up to 64 B (the default)",
+                 f"own / in hashes of 100 (listpack up to {b['limit']} B a value) / the same up to "
+                 f"{b['stock_limit']} B (the default)",
                  f"{b['stored']:,.0f} / {b['stored_bucketed']:,.0f} / {b['stored_bucketed_stock']:,.0f}")
 
 

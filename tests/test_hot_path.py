@@ -127,7 +127,6 @@ def test_the_ticks_one_exists_tells_waiting_jobs_from_relay_entries(emq_env, cli
     tick = q.tick("pump-1", ttl_ms=60_000, park_ms=20_000)
     assert tick.leader and tick.relay == (2 if relayed else 0)
     assert client.zcard(q.keys.fixed("waiting")) == 0
-    client.delete(q.keys.fixed("relay"))
 
 
 def test_blocking_clients_read_longer_than_they_block(emq_env):
